@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "grpcpp/grpcpp.h"
+
+namespace clusterd::client {
+
+// An insecure channel configured like the real TaskD/MindIO clients (recovery-protocol.md §1.3):
+// keepalive every 3 s, 1 s ack timeout, pings permitted without calls.
+std::shared_ptr<grpc::Channel> MakeChannel(absl::string_view address);
+
+}  // namespace clusterd::client

@@ -1,0 +1,192 @@
+#include "absl/strings/string_view.h"
+#include "server/http_server.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "httplib.h"
+#include "server/grpc_server.h"
+
+namespace clusterd::server {
+namespace {
+
+constexpr char kJson[] = "application/json";
+
+absl::string_view ReasonFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kNotFound: return "NotFound";
+    case absl::StatusCode::kInvalidArgument: return "BadRequest";
+    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
+    case absl::StatusCode::kAborted: return "Conflict";
+    case absl::StatusCode::kOutOfRange: return "Expired";
+    case absl::StatusCode::kUnavailable: return "ServiceUnavailable";
+    case absl::StatusCode::kUnimplemented: return "NotImplemented";
+    default: return "InternalError";
+  }
+}
+
+// Errors use the Kubernetes Status shape so kubectl-minded tools can read them.
+void ReplyError(httplib::Response& res, const absl::Status& status) {
+  int code = HttpCodeFor(status.code());
+  nlohmann::ordered_json body = {{"kind", "Status"},
+                                 {"apiVersion", "v1"},
+                                 {"status", "Failure"},
+                                 {"message", std::string(status.message())},
+                                 {"reason", ReasonFor(status.code())},
+                                 {"code", code}};
+  res.status = code;
+  res.set_content(body.dump(), kJson);
+}
+
+void CountRequest(absl::string_view route, int code) {
+  MetricsRegistry::Default()
+      .GetCounter("clusterd_http_requests_total", "HTTP requests by route and status code.",
+                  {{"route", std::string(route)}, {"code", std::to_string(code)}})
+      .Increment();
+}
+
+}  // namespace
+
+int HttpCodeFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return 200;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted: return 409;
+    case absl::StatusCode::kOutOfRange: return 410;
+    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kUnimplemented: return 501;
+    case absl::StatusCode::kResourceExhausted: return 429;
+    default: return 500;
+  }
+}
+
+HttpServer::HttpServer(Options options)
+    : options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+  if (options_.metrics == nullptr) options_.metrics = &MetricsRegistry::Default();
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
+  absl::StatusOr<HostPort> hp = ParseHostPort(options.listen);
+  if (!hp.ok()) return hp.status();
+  std::unique_ptr<HttpServer> http(new HttpServer(std::move(options)));
+  http->RegisterRoutes();
+  int port = hp->port;
+  if (port == 0) {
+    port = http->server_->bind_to_any_port(hp->host);
+    if (port < 0) port = 0;
+  } else if (!http->server_->bind_to_port(hp->host, port)) {
+    port = 0;
+  }
+  if (port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", hp->ToString(),
+                                               " (address in use, not local, or not permitted)"));
+  }
+  HostPort actual = *hp;
+  actual.port = port;
+  http->address_ = actual.ToString();
+  http->port_ = port;
+  httplib::Server* server = http->server_.get();
+  http->thread_ = std::thread([server] { server->listen_after_bind(); });
+  // The socket is already bound, so clients can connect; wait only for the accept loop.
+  while (!server->is_running() && http->thread_.joinable()) std::this_thread::yield();
+  LogInfo("http", "serving", {{"address", http->address_}});
+  return http;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (thread_.joinable()) {
+    server_->stop();
+    thread_.join();
+  }
+}
+
+void HttpServer::RegisterRoutes() {
+  httplib::Server& s = *server_;
+
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+    CountRequest("/healthz", 200);
+  });
+
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    absl::Status ready = options_.readiness ? options_.readiness() : absl::OkStatus();
+    if (ready.ok()) {
+      res.set_content("ok\n", "text/plain");
+    } else {
+      res.status = 503;
+      res.set_content(absl::StrCat("not ready: ", ready.message(), "\n"), "text/plain");
+    }
+    CountRequest("/readyz", res.status);
+  });
+
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(options_.metrics->RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
+    CountRequest("/metrics", 200);
+  });
+
+  s.Get("/version", [this](const httplib::Request&, httplib::Response& res) {
+    nlohmann::ordered_json body = {{"name", "clusterd"}, {"version", options_.version}};
+    res.set_content(body.dump(), kJson);
+    CountRequest("/version", 200);
+  });
+
+  // Store reads. One handler serves all URL shapes.
+  auto serve = [this](const std::string& resource, const std::string& ns, const std::string& name,
+                      const httplib::Request& req, httplib::Response& res) {
+    if (options_.store == nullptr) {
+      ReplyError(res, absl::UnavailableError("no object store is attached"));
+      return;
+    }
+    if (!store::IsKnownResource(resource)) {
+      ReplyError(res, absl::NotFoundError(absl::StrCat("unknown resource \"", resource, "\"")));
+      return;
+    }
+    if (!name.empty()) {
+      absl::StatusOr<store::Object> obj = options_.store->Get(
+          store::ObjectKey{resource, ns, name});
+      if (!obj.ok()) return ReplyError(res, obj.status());
+      res.set_content(obj->dump(), kJson);
+      return;
+    }
+    store::ListOptions list_options;
+    list_options.ns = ns;
+    if (req.has_param("labelSelector")) {
+      absl::StatusOr<store::LabelSelector> sel =
+          store::LabelSelector::Parse(req.get_param_value("labelSelector"));
+      if (!sel.ok()) return ReplyError(res, sel.status());
+      list_options.selector = *sel;
+    }
+    absl::StatusOr<store::ObjectList> list = options_.store->List(resource, list_options);
+    if (!list.ok()) return ReplyError(res, list.status());
+    nlohmann::ordered_json body = {{"apiVersion", "v1"},
+                                   {"kind", "List"},
+                                   {"metadata", {{"resourceVersion", list->resource_version}}},
+                                   {"items", nlohmann::ordered_json::array()}};
+    for (auto& item : list->items) body["items"].push_back(std::move(item));
+    res.set_content(body.dump(), kJson);
+  };
+
+  s.Get(R"(/api/v1/namespaces/([^/]+)/([^/]+)/([^/]+))",
+        [serve](const httplib::Request& req, httplib::Response& res) {
+          serve(req.matches[2].str(), req.matches[1].str(), req.matches[3].str(), req, res);
+          CountRequest("/api/v1/namespaces/{ns}/{resource}/{name}", res.status);
+        });
+  s.Get(R"(/api/v1/namespaces/([^/]+)/([^/]+))",
+        [serve](const httplib::Request& req, httplib::Response& res) {
+          serve(req.matches[2].str(), req.matches[1].str(), "", req, res);
+          CountRequest("/api/v1/namespaces/{ns}/{resource}", res.status);
+        });
+  s.Get(R"(/api/v1/([^/]+)/([^/]+))", [serve](const httplib::Request& req, httplib::Response& res) {
+    serve(req.matches[1].str(), "", req.matches[2].str(), req, res);
+    CountRequest("/api/v1/{resource}/{name}", res.status);
+  });
+  s.Get(R"(/api/v1/([^/]+))", [serve](const httplib::Request& req, httplib::Response& res) {
+    serve(req.matches[1].str(), "", "", req, res);
+    CountRequest("/api/v1/{resource}", res.status);
+  });
+}
+
+}  // namespace clusterd::server

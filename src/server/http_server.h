@@ -1,0 +1,59 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/metrics.h"
+#include "store/object_store.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace clusterd::server {
+
+// The operator-facing HTTP endpoint:
+//   GET /healthz   liveness: 200 "ok" while the process serves
+//   GET /readyz    readiness: 200 "ok", or 503 with the reason
+//   GET /metrics   Prometheus text format 0.0.4
+//   GET /version   {"name":"clusterd","version":"..."}
+//   GET /api/v1/...  read-only, Kubernetes-shaped view of the object store (what clusterctl
+//                  reads): /api/v1/<resource>, /api/v1/namespaces/<ns>/<resource>[/<name>],
+//                  /api/v1/<cluster-scoped resource>/<name>; ?labelSelector=...
+class HttpServer {
+ public:
+  struct Options {
+    std::string listen;                        // host:port; port 0 picks a free port
+    store::ObjectStore* store = nullptr;       // may be null: /api answers 503
+    MetricsRegistry* metrics = nullptr;        // defaults to MetricsRegistry::Default()
+    std::function<absl::Status()> readiness;  // null: always ready
+    std::string version;
+  };
+
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(Options options);
+  ~HttpServer();
+
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  void Stop();
+
+ private:
+  explicit HttpServer(Options options);
+  void RegisterRoutes();
+
+  Options options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string address_;
+  int port_ = 0;
+};
+
+// HTTP status for an absl::Status code (NotFound 404, InvalidArgument 400, Aborted 409, ...).
+int HttpCodeFor(absl::StatusCode code);
+
+}  // namespace clusterd::server

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "store/object_store.h"
+
+// The write rules every backend applies, so that memory, dir and (later) kube agree on them:
+// what Create/Update/Patch/Delete may do to an object, given the stored version. Pure
+// functions: the backends own the locking, the version counter and the storage.
+namespace clusterd::store {
+
+// InvalidArgument unless `resource` is one of the known resources.
+absl::Status CheckResource(std::string_view resource);
+// Checks a key passed to Get/Patch/Delete: known resource, name present, namespace present
+// exactly for namespaced resources.
+absl::Status CheckKey(const ObjectKey& key);
+// Checks the namespace filter of a List/Watch.
+absl::Status CheckNamespaceFilter(std::string_view resource, std::string_view ns);
+
+// Object to store for a Create: validated, metadata.uid assigned when absent,
+// metadata.creationTimestamp set to `now`, metadata.resourceVersion removed (the backend sets
+// it).
+absl::StatusOr<Object> AdmitCreate(std::string_view resource, Object object, absl::Time now);
+
+// Object to store for an Update of `stored`: the resourceVersion precondition (Aborted on
+// mismatch), uid must match if given, uid and creationTimestamp carried over.
+absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stored,
+                                   Object update);
+
+// Object to store for a JSON merge patch of `stored`. metadata.resourceVersion in the patch is
+// a precondition; name, namespace and uid are immutable.
+absl::StatusOr<Object> AdmitPatch(const ObjectKey& key, const Object& stored,
+                                  const Object& merge_patch);
+
+// Precondition of a Delete: Aborted if `resource_version` is set and differs.
+absl::Status AdmitDelete(const ObjectKey& key, const Object& stored,
+                         std::string_view resource_version);
+
+// Sets (or replaces) a metadata string field, placing a new one in the conventional
+// Kubernetes position (name, namespace, uid, resourceVersion, creationTimestamp first) while
+// keeping the order of every other field.
+void SetMetadataField(Object& object, std::string_view field, std::string value);
+void SetResourceVersion(Object& object, uint64_t resource_version);
+
+// Parses a decimal resourceVersion; nullopt when it is not one.
+std::optional<uint64_t> ParseResourceVersion(std::string_view text);
+
+// Random UUID (version 4) in canonical text form.
+std::string NewUid();
+// RFC 3339 in UTC with whole seconds, as Kubernetes writes creationTimestamp.
+std::string FormatTimestamp(absl::Time t);
+
+// Messages shared by the backends.
+absl::Status NotFoundError(const ObjectKey& key);
+absl::Status AlreadyExistsError(const ObjectKey& key);
+
+}  // namespace clusterd::store

@@ -1,0 +1,162 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "store/object_cache.h"
+#include "store/object_store.h"
+
+namespace clusterd::store {
+
+// The `dir:PATH` backend: one JSON file per object in a documented, stable layout
+// (docs/store-layout.md):
+//
+//   PATH/<resource>/<namespace>/<name>.json   namespaced objects
+//   PATH/<resource>/<name>.json               cluster-scoped objects (nodes)
+//   PATH/.lock                                flock(2)ed by every writer
+//   PATH/.resource-version                    store-wide version counter (decimal)
+//
+// Several processes may share PATH. Writers serialise on the flock, allocate versions from the
+// counter file under it, re-read the object under it before checking a precondition, and
+// replace files atomically (dotfile temp, fsync, rename, fsync of the directory).
+//
+// Reads are served from an in-memory cache kept current by inotify. Changes made by others
+// (other stores, agents, an operator's editor) become watch events; a file without
+// uid/resourceVersion, or edited without changing its resourceVersion, is adopted: rewritten
+// under the lock with a fresh resourceVersion. Bad files are skipped, logged and counted in
+// clusterd_store_bad_files_total{reason}.
+class DirStore final : public ObjectStore {
+ public:
+  struct Options {
+    // Events kept for Watch from a resourceVersion; older versions get OutOfRange.
+    size_t history_limit = 10000;
+    const Clock* clock = &Clock::Real();
+  };
+
+  static constexpr std::string_view kLockFile = ".lock";
+  static constexpr std::string_view kVersionFile = ".resource-version";
+  // Larger files are skipped as bad.
+  static constexpr size_t kMaxFileSize = 1 << 20;
+  static constexpr std::string_view kBadFilesMetric = "clusterd_store_bad_files_total";
+
+  // Creates PATH if missing. Fails (one line naming PATH and the errno text) if it cannot be
+  // created or written.
+  static absl::StatusOr<std::unique_ptr<DirStore>> Open(std::string path);
+  static absl::StatusOr<std::unique_ptr<DirStore>> Open(std::string path, Options options);
+  ~DirStore() override;
+
+  absl::StatusOr<Object> Get(const ObjectKey& key) override;
+  absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) override;
+  absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
+                                                     const WatchOptions& options,
+                                                     WatchHandler handler) override;
+  absl::StatusOr<Object> Create(std::string_view resource, Object object) override;
+  absl::StatusOr<Object> Update(std::string_view resource, Object object) override;
+  absl::StatusOr<Object> Patch(const ObjectKey& key, const Object& merge_patch) override;
+  absl::Status Delete(const ObjectKey& key, std::string_view resource_version = "") override;
+
+  const std::string& root() const { return root_; }
+  // The file of `key` in the layout.
+  std::string PathOf(const ObjectKey& key) const;
+
+  // The Counter of bad files skipped for `reason` (malformed, too_large, not_object,
+  // path_mismatch, invalid, unreadable).
+  static Counter& BadFilesCounter(std::string_view reason);
+
+ private:
+  // What a directory under watch is: the root, a resource directory or a namespace directory.
+  struct WatchedDir {
+    std::string path;
+    std::string resource;           // empty for the root
+    std::optional<std::string> ns;  // set for namespace directories
+  };
+  // Identifies one version of a bad file, so that it is reported once.
+  struct FileSignature {
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec mtime{};
+    bool operator==(const FileSignature& o) const {
+      return inode == o.inode && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
+             mtime.tv_nsec == o.mtime.tv_nsec;
+    }
+  };
+  struct FileRead;
+  using KeySet = std::set<ObjectKey>;
+  // Decides the object to write given the stored one (null if none).
+  using Decide = absl::FunctionRef<absl::StatusOr<Object>(const Object* stored)>;
+
+  DirStore(std::string root, Options options);
+  absl::Status Init();
+
+  // Create/Update/Patch: under the locks, catch up with the directory, decide, write.
+  absl::StatusOr<Object> Write(const ObjectKey& key, Decide decide);
+
+  // Brings the cache up to date with every change queued by inotify, plus `key`. Requires the
+  // flock, so that the directory is quiescent for well-behaved writers.
+  void CatchUp(const ObjectKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Compares the files of `keys` with the cache and commits the differences, in version order;
+  // adopts files that need a fresh version. `loading`: initial scan, nothing is published.
+  void Sync(const KeySet& keys, bool loading) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Without the flock: whether any of `keys` differs from the cache (skips own-write echoes).
+  bool NeedsSync(const KeySet& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  FileRead ReadObjectFile(const ObjectKey& key) const;
+  void ReportBadFile(const std::string& path, const FileRead& read)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // inotify: the thread, reading the queue, (un)watching directories.
+  void WatchLoop();
+  void ProcessEvents();
+  // Reads every queued event; adds the keys they touch to `dirty`. False if there were none.
+  bool ReadEvents(KeySet* dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void ScanAll(KeySet* dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void ScanResourceDir(const std::string& resource, KeySet* dirty)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void ScanNamespaceDir(const std::string& resource, const std::string& ns, KeySet* dirty)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  bool WatchDir(WatchedDir dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void UnwatchTree(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // Version counter file, under the flock.
+  uint64_t ReadCounter();
+  absl::Status WriteCounter(uint64_t value);
+  absl::StatusOr<uint64_t> NextVersion();
+  // Creates the directories of `key` (watching them) as needed.
+  absl::Status EnsureDirs(const ObjectKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes `object` atomically as the file of `key`; returns the object as stored (re-read
+  // from its text, so that the cache equals what a reader of the file gets).
+  absl::StatusOr<Object> WriteObjectFile(const ObjectKey& key, const Object& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  const std::string root_;
+  const Options options_;
+  int lock_fd_ = -1;
+  int version_fd_ = -1;
+  int inotify_fd_ = -1;
+  int wake_fd_ = -1;
+
+  // Serialises this process's writers and inotify processing; taken before the flock.
+  absl::Mutex write_mu_;
+  absl::flat_hash_map<int, WatchedDir> dirs_ ABSL_GUARDED_BY(write_mu_);
+  std::map<std::string, FileSignature> bad_files_ ABSL_GUARDED_BY(write_mu_);
+
+  ObjectCache cache_;
+  std::thread watch_thread_;
+};
+
+}  // namespace clusterd::store

@@ -1,0 +1,152 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace clusterd::store {
+
+// Objects are Kubernetes-shaped JSON: apiVersion, kind, metadata{name, namespace, labels,
+// annotations, uid, resourceVersion, ownerReferences, ...}, then data/spec/status.
+// ordered_json keeps the field order a writer chose, so files read like kubectl output.
+using Object = nlohmann::ordered_json;
+
+// Lower-case plural resource names without API group, as in the `dir` layout:
+// configmaps, pods, nodes, podgroups, ascendjobs, jobs, leases, events.
+inline constexpr std::string_view kConfigMaps = "configmaps";
+inline constexpr std::string_view kPods = "pods";
+inline constexpr std::string_view kNodes = "nodes";
+inline constexpr std::string_view kPodGroups = "podgroups";
+inline constexpr std::string_view kAscendJobs = "ascendjobs";
+inline constexpr std::string_view kJobs = "jobs";
+inline constexpr std::string_view kLeases = "leases";
+inline constexpr std::string_view kEvents = "events";
+
+// True for resources without a namespace (only nodes among the known ones).
+bool IsClusterScoped(std::string_view resource);
+// True for the resources listed above.
+bool IsKnownResource(std::string_view resource);
+
+struct ObjectKey {
+  std::string resource;
+  std::string ns;  // empty for cluster-scoped resources
+  std::string name;
+
+  std::string ToString() const;  // "configmaps/kube-system/name" or "nodes/name"
+  auto operator<=>(const ObjectKey&) const = default;
+};
+
+// Equality-based label selector (what the project uses): "a=b,c!=d,e,!f".
+class LabelSelector {
+ public:
+  LabelSelector() = default;
+  static absl::StatusOr<LabelSelector> Parse(std::string_view text);
+  bool Matches(const Object& object) const;  // reads metadata.labels
+  bool Empty() const { return requirements_.empty(); }
+  std::string ToString() const;
+
+  enum class Op { kEquals, kNotEquals, kExists, kNotExists };
+  struct Requirement {
+    std::string key;
+    Op op;
+    std::string value;
+  };
+
+ private:
+  std::vector<Requirement> requirements_;
+};
+
+struct ListOptions {
+  std::string ns;  // empty = all namespaces
+  LabelSelector selector;
+};
+
+struct ObjectList {
+  std::vector<Object> items;
+  std::string resource_version;  // store-wide version at the time of the list
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted };
+std::string_view ToString(WatchEventType type);  // ADDED, MODIFIED, DELETED
+
+struct WatchEvent {
+  WatchEventType type;
+  Object object;  // for kDeleted: the last known state
+};
+
+// Handler is called on a store-owned thread, serialised per watch, in resourceVersion order.
+// It must not block for long: enqueue a key into a work queue and return.
+using WatchHandler = std::function<void(const WatchEvent&)>;
+
+// Dropping the handle stops the watch; after the destructor returns the handler is not called.
+class WatchHandle {
+ public:
+  virtual ~WatchHandle() = default;
+};
+
+struct WatchOptions {
+  std::string ns;  // empty = all namespaces
+  LabelSelector selector;
+  // Empty: first deliver ADDED for every existing object, then changes (list+watch in one).
+  // Otherwise: deliver every change after this version; a version older than the store's
+  // history fails with absl::StatusCode::kOutOfRange ("410 Gone").
+  std::string resource_version;
+};
+
+// The object store of the architecture: one interface, several backends (memory, dir:PATH,
+// kube). All methods are thread-safe. Errors:
+//   NotFound         the object does not exist
+//   AlreadyExists    Create of an existing name
+//   Aborted          optimistic-concurrency conflict (resourceVersion mismatch, "409 Conflict")
+//   InvalidArgument  malformed object or request
+//   OutOfRange       watch from a version that is no longer available ("410 Gone")
+//   Unavailable      the backend cannot be reached (I/O error, API server down)
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  virtual absl::StatusOr<Object> Get(const ObjectKey& key) = 0;
+  virtual absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) = 0;
+  virtual absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
+                                                             const WatchOptions& options,
+                                                             WatchHandler handler) = 0;
+
+  // Create assigns metadata.uid (if absent), metadata.resourceVersion and
+  // metadata.creationTimestamp. Returns the stored object.
+  virtual absl::StatusOr<Object> Create(std::string_view resource, Object object) = 0;
+  // Update replaces the object. If metadata.resourceVersion is set it must equal the stored
+  // one (else Aborted); if it is empty the update is unconditional.
+  virtual absl::StatusOr<Object> Update(std::string_view resource, Object object) = 0;
+  // JSON merge patch (RFC 7386) applied to the stored object; metadata.name/namespace/uid
+  // cannot change. A patch carrying metadata.resourceVersion is a precondition.
+  virtual absl::StatusOr<Object> Patch(const ObjectKey& key, const Object& merge_patch) = 0;
+  // Deletes the object; a non-empty resource_version is a precondition.
+  virtual absl::Status Delete(const ObjectKey& key, std::string_view resource_version = "") = 0;
+};
+
+// Helpers over Kubernetes-shaped objects.
+std::string NameOf(const Object& o);
+std::string NamespaceOf(const Object& o);
+std::string ResourceVersionOf(const Object& o);
+std::string UidOf(const Object& o);
+ObjectKey KeyOf(std::string_view resource, const Object& o);
+// RFC 7386 JSON merge patch.
+void ApplyMergePatch(Object& target, const Object& patch);
+// Validates what every backend requires of an object: metadata.name is a DNS-1123 subdomain,
+// metadata.namespace present exactly for namespaced resources, labels/annotations are string
+// maps.
+absl::Status ValidateObject(std::string_view resource, const Object& o);
+
+// Creates a store from its command-line spelling: "memory" or "dir:PATH" (later "kube").
+absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec);
+
+}  // namespace clusterd::store

@@ -1,0 +1,112 @@
+// clusterctl against a running clusterd: health, get configmaps in each output format, errors.
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "sim/clusterd_process.h"
+#include "store/object_store.h"
+#include "test_env.h"
+
+namespace clusterd {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+class ClusterctlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    state_ = dir_.path() + "/state";
+    // Objects written before clusterd starts, as another process would.
+    auto store = store::OpenStore("dir:" + state_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (const char* name : {"alpha", "beta"}) {
+      store::Object cm = {{"apiVersion", "v1"},
+                          {"kind", "ConfigMap"},
+                          {"metadata", {{"name", name}, {"namespace", "mindx-dl"}, {"labels", {{"app", name}}}}},
+                          {"data", {{"k", "v"}, {"k2", "v2"}}}};
+      ASSERT_TRUE((*store)->Create(store::kConfigMaps, cm).ok());
+    }
+    sim::ClusterdProcess::Options options;
+    options.binary = CLUSTERD_BIN;
+    options.store = "dir:" + state_;
+    options.work_dir = dir_.path() + "/run";
+    auto proc = sim::ClusterdProcess::Start(options);
+    ASSERT_TRUE(proc.ok()) << proc.status();
+    proc_ = std::move(*proc);
+  }
+
+  CommandResult Ctl(const std::string& args) {
+    return RunCommand(absl::StrCat(CLUSTERCTL_BIN, " --addr ", proc_->grpc_address(), " --http ",
+                                   proc_->http_address(), " ", args));
+  }
+
+  TempDir dir_;
+  std::string state_;
+  std::unique_ptr<sim::ClusterdProcess> proc_;
+};
+
+TEST_F(ClusterctlTest, HealthReportsEveryCheckOk) {
+  CommandResult r = Ctl("health");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "grpc")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "readyz")) << r.output;
+  EXPECT_FALSE(absl::StrContains(r.output, "FAIL")) << r.output;
+}
+
+TEST_F(ClusterctlTest, HealthOfAStoppedServerExitsThree) {
+  ASSERT_TRUE(proc_->Stop().ok());
+  CommandResult r = Ctl("--timeout 1 health");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+}
+
+TEST_F(ClusterctlTest, GetConfigmapsAsATable) {
+  CommandResult r = Ctl("get configmaps -n mindx-dl");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StartsWith(r.output, "NAME")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "alpha")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "beta")) << r.output;
+}
+
+TEST_F(ClusterctlTest, GetConfigmapsAsJsonIsAListOfTheStoredObjects) {
+  CommandResult r = Ctl("get cm -n mindx-dl -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto list = nlohmann::json::parse(r.output);
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][0]["data"]["k"], "v");
+}
+
+TEST_F(ClusterctlTest, GetOneConfigmapAsYaml) {
+  CommandResult r = Ctl("get configmap alpha -n mindx-dl -o yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "name: \"alpha\"")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "k2: \"v2\"")) << r.output;
+}
+
+TEST_F(ClusterctlTest, LabelSelectorFilters) {
+  CommandResult r = Ctl("get cm -A -l app=beta -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto list = nlohmann::json::parse(r.output);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "beta");
+}
+
+TEST_F(ClusterctlTest, AMissingObjectExitsOneWithTheReason) {
+  CommandResult r = Ctl("get cm nope -n mindx-dl");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "nope")) << r.output;
+}
+
+TEST_F(ClusterctlTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Ctl("get widgets").exit_code, 2);
+  EXPECT_EQ(Ctl("-o xml get cm").exit_code, 2);
+  EXPECT_EQ(Ctl("frobnicate").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace clusterd

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace clusterd::testing {
+
+// A fresh directory under the test temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "clusterd-it-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs a command line through the shell; returns {exit code, stdout+stderr}.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+CommandResult RunCommand(const std::string& command_line);
+
+}  // namespace clusterd::testing

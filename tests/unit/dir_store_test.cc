@@ -1,0 +1,463 @@
+// What the dir backend adds to the shared contract: the on-disk layout, changes made by other
+// processes, bad files, and several stores sharing one directory.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/dir/dir_store.h"
+#include "store_test_util.h"
+
+namespace clusterd::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ConfigMap;
+using testing::Describe;
+using testing::EventLog;
+using testing::Node;
+using testing::TempDir;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What another process does: write a dotfile in the same directory, then rename it into place.
+void WriteExternally(const std::string& path, std::string_view text) {
+  fs::path p(path);
+  fs::create_directories(p.parent_path());
+  std::string temp = (p.parent_path() / ("." + p.filename().string() + ".editor-tmp")).string();
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << text;
+  }
+  fs::rename(temp, path);
+}
+
+std::set<std::string> Entries(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+ObjectKey CmKey(std::string ns, std::string name) {
+  return ObjectKey{std::string(kConfigMaps), std::move(ns), std::move(name)};
+}
+
+uint64_t BadFiles(std::string_view reason) { return DirStore::BadFilesCounter(reason).Value(); }
+
+class DirStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_ = Open(); }
+
+  std::unique_ptr<DirStore> Open(DirStore::Options options = {}) {
+    auto store = DirStore::Open(root_, options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  std::unique_ptr<WatchHandle> Watch(ObjectStore& store, std::string_view resource,
+                                     EventLog& log) {
+    auto handle = store.Watch(resource, {}, log.Handler());
+    EXPECT_TRUE(handle.ok()) << handle.status();
+    return handle.ok() ? *std::move(handle) : nullptr;
+  }
+
+  std::string CmPath(std::string_view ns, std::string_view name) {
+    return root_ + "/configmaps/" + std::string(ns) + "/" + std::string(name) + ".json";
+  }
+
+  // Writes a good file after whatever a test did; once its event arrives, every earlier
+  // change to the directory has been processed (inotify events are handled in order).
+  void Barrier(EventLog& log, std::string_view name = "barrier") {
+    WriteExternally(CmPath("default", name), R"({"apiVersion": "v1", "kind": "ConfigMap"})");
+    ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, name));
+  }
+
+  TempDir tmp_;
+  std::string root_ = tmp_.path() + "/state";
+  std::unique_ptr<DirStore> store_;
+};
+
+TEST_F(DirStoreTest, FilesFollowTheDocumentedLayout) {
+  store_.reset();
+  ManualClock clock;
+  store_ = Open(DirStore::Options{.clock = &clock});
+  // Field order is the writer's: uid given before the labels, data keys not sorted.
+  Object cm = Object::parse(R"({"apiVersion": "v1", "kind": "ConfigMap",
+      "metadata": {"name": "job-a", "namespace": "team-1",
+                   "uid": "11111111-2222-4333-8444-555555555555", "labels": {"app": "x"}},
+      "data": {"b": "2", "a": "1"}})");
+  ASSERT_TRUE(store_->Create(kConfigMaps, cm).ok());
+  ASSERT_TRUE(store_->Create(kNodes, Node("node-1")).ok());
+
+  EXPECT_THAT(Entries(root_), ::testing::UnorderedElementsAre(".lock", ".resource-version",
+                                                              "configmaps", "nodes"));
+  EXPECT_THAT(Entries(root_ + "/configmaps"), ElementsAre("team-1"));
+  EXPECT_THAT(Entries(root_ + "/configmaps/team-1"), ElementsAre("job-a.json"));
+  EXPECT_THAT(Entries(root_ + "/nodes"), ElementsAre("node-1.json"));
+  EXPECT_EQ(ReadFile(root_ + "/.resource-version"), "2\n");
+  EXPECT_EQ(ReadFile(root_ + "/configmaps/team-1/job-a.json"), R"({
+  "apiVersion": "v1",
+  "kind": "ConfigMap",
+  "metadata": {
+    "name": "job-a",
+    "namespace": "team-1",
+    "uid": "11111111-2222-4333-8444-555555555555",
+    "resourceVersion": "1",
+    "creationTimestamp": "2024-06-10T06:13:20Z",
+    "labels": {
+      "app": "x"
+    }
+  },
+  "data": {
+    "b": "2",
+    "a": "1"
+  }
+}
+)");
+  Object node = Object::parse(ReadFile(root_ + "/nodes/node-1.json"));
+  EXPECT_EQ(ResourceVersionOf(node), "2");
+  EXPECT_FALSE(node["metadata"].contains("namespace"));
+  EXPECT_EQ(store_->PathOf(ObjectKey{"nodes", "", "node-1"}), root_ + "/nodes/node-1.json");
+}
+
+TEST_F(DirStoreTest, AFileWrittenByAnotherProcessIsAddedWithUidAndVersion) {
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  WriteExternally(CmPath("default", "from-agent"),
+                  R"({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}})");
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "from-agent"));
+  const Object added = log.Events()[0].object;
+  EXPECT_EQ(NamespaceOf(added), "default");
+  EXPECT_FALSE(UidOf(added).empty());
+  EXPECT_FALSE(ResourceVersionOf(added).empty());
+  EXPECT_EQ(added["data"]["k"], "v");
+  // The file was adopted: rewritten with the assigned identity.
+  Object on_disk = Object::parse(ReadFile(CmPath("default", "from-agent")));
+  EXPECT_EQ(on_disk, added);
+  EXPECT_EQ(*store_->Get(CmKey("default", "from-agent")), added);
+}
+
+TEST_F(DirStoreTest, FilesInNewDirectoriesArePickedUp) {
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  EventLog nodes;
+  auto nodes_handle = Watch(*store_, kNodes, nodes);
+  // Directories and files appear together, as with `cp -r` or `mkdir -p && cat >`.
+  for (int i = 0; i < 5; ++i) {
+    WriteExternally(CmPath("ns-" + std::to_string(i), "cm"), "{}");
+  }
+  WriteExternally(root_ + "/nodes/node-1.json", R"({"kind": "Node"})");
+  ASSERT_TRUE(log.WaitForCount(5));
+  ASSERT_TRUE(nodes.WaitFor(WatchEventType::kAdded, "node-1"));
+  std::set<std::string> namespaces;
+  for (const auto& e : log.Events()) namespaces.insert(NamespaceOf(e.object));
+  EXPECT_EQ(namespaces.size(), 5u);
+}
+
+TEST_F(DirStoreTest, AHandEditKeepingTheVersionGetsANewVersion) {
+  Object created = *store_->Create(kConfigMaps, ConfigMap("default", "a", {}, {{"k", "1"}}));
+  EventLog log;
+  WatchOptions from_now;
+  from_now.resource_version = ResourceVersionOf(created);
+  auto handle = *store_->Watch(kConfigMaps, from_now, log.Handler());
+
+  Object edited = Object::parse(ReadFile(CmPath("default", "a")));
+  edited["data"]["k"] = "2";  // resourceVersion left as it was
+  WriteExternally(CmPath("default", "a"), edited.dump(2));
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kModified, "a"));
+  Object seen = log.Events()[0].object;
+  EXPECT_EQ(seen["data"]["k"], "2");
+  EXPECT_EQ(UidOf(seen), UidOf(created));
+  EXPECT_GT(std::stoull(ResourceVersionOf(seen)), std::stoull(ResourceVersionOf(created)));
+  EXPECT_EQ(ResourceVersionOf(Object::parse(ReadFile(CmPath("default", "a")))),
+            ResourceVersionOf(seen));
+
+  // An editor that rewrites the file in place is seen as well.
+  edited = Object::parse(ReadFile(CmPath("default", "a")));
+  edited["data"]["k"] = "3";
+  {
+    std::ofstream out(CmPath("default", "a"), std::ios::trunc);
+    out << edited.dump(2);
+  }
+  ASSERT_TRUE(log.WaitUntil([](const std::vector<WatchEvent>& events) {
+    return events.size() >= 2 && events[1].object["data"]["k"] == "3";
+  }));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("MODIFIED a", "MODIFIED a"));
+}
+
+TEST_F(DirStoreTest, ADeletedFileIsADeletedEvent) {
+  Object created = *store_->Create(kConfigMaps, ConfigMap("default", "a"));
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  ASSERT_TRUE(log.WaitForCount(1));
+  fs::remove(CmPath("default", "a"));
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kDeleted, "a"));
+  EXPECT_EQ(UidOf(log.Events()[1].object), UidOf(created));
+  EXPECT_GT(std::stoull(ResourceVersionOf(log.Events()[1].object)),
+            std::stoull(ResourceVersionOf(created)));
+  EXPECT_EQ(store_->Get(CmKey("default", "a")).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(DirStoreTest, RemovingANamespaceDirectoryDeletesItsObjects) {
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("gone", "a")).ok());
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("gone", "b")).ok());
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  fs::remove_all(root_ + "/configmaps/gone");
+  ASSERT_TRUE(log.WaitForCount(4));
+  auto events = Describe(log.Events());
+  EXPECT_THAT(std::vector<std::string>(events.begin(), events.begin() + 2),
+              ElementsAre("ADDED a", "ADDED b"));
+  EXPECT_THAT(std::vector<std::string>(events.begin() + 2, events.end()),
+              ::testing::UnorderedElementsAre("DELETED a", "DELETED b"));
+  // The namespace can come back.
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("gone", "c")).ok());
+  WriteExternally(CmPath("gone", "d"), "{}");
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "d"));
+}
+
+TEST_F(DirStoreTest, OwnWritesAreNotEchoedByInotify) {
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  Object a = *store_->Create(kConfigMaps, ConfigMap("default", "a"));
+  ASSERT_TRUE(store_->Patch(CmKey("default", "a"), {{"data", {{"k", "1"}}}}).ok());
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "b")).ok());
+  ASSERT_TRUE(store_->Delete(CmKey("default", "b")).ok());
+  Barrier(log);
+  EXPECT_THAT(Describe(log.Events()),
+              ElementsAre("ADDED a", "MODIFIED a", "ADDED b", "DELETED b", "ADDED barrier"));
+}
+
+TEST_F(DirStoreTest, BadFilesAreSkippedCountedAndDoNotDisturbOtherObjects) {
+  Object kept = *store_->Create(kConfigMaps, ConfigMap("default", "kept", {}, {{"k", "good"}}));
+  EventLog log;
+  WatchOptions from_now;
+  from_now.resource_version = ResourceVersionOf(kept);
+  auto handle = *store_->Watch(kConfigMaps, from_now, log.Handler());
+  uint64_t malformed = BadFiles("malformed");
+  uint64_t too_large = BadFiles("too_large");
+  uint64_t not_object = BadFiles("not_object");
+  uint64_t mismatch = BadFiles("path_mismatch");
+  uint64_t invalid = BadFiles("invalid");
+
+  WriteExternally(CmPath("default", "kept"), "{ this is not json");  // a broken edit
+  WriteExternally(CmPath("default", "huge"),
+                  R"({"data": {"blob": ")" + std::string(DirStore::kMaxFileSize, 'x') + "\"}}");
+  WriteExternally(CmPath("default", "list"), "[1, 2, 3]");
+  WriteExternally(CmPath("default", "moved"), R"({"metadata": {"name": "elsewhere"}})");
+  WriteExternally(CmPath("default", "bad-labels"), R"({"metadata": {"labels": {"a": 1}}})");
+  WriteExternally(CmPath("default", "Bad_Name"), "{}");
+  Barrier(log);
+
+  EXPECT_EQ(BadFiles("malformed"), malformed + 1);
+  EXPECT_EQ(BadFiles("too_large"), too_large + 1);
+  EXPECT_EQ(BadFiles("not_object"), not_object + 1);
+  EXPECT_EQ(BadFiles("path_mismatch"), mismatch + 1);
+  EXPECT_EQ(BadFiles("invalid"), invalid + 2);
+  EXPECT_THAT(MetricsRegistry::Default().RenderPrometheus(),
+              HasSubstr("clusterd_store_bad_files_total{reason=\"malformed\"}"));
+  // No event for any of them; the last good version of "kept" is still served.
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED barrier"));
+  EXPECT_EQ((*store_->Get(CmKey("default", "kept")))["data"]["k"], "good");
+  auto list = store_->List(kConfigMaps, {});
+  EXPECT_EQ(list->items.size(), 2u);  // kept, barrier
+
+  // Fixing the file brings the object back to life.
+  Object fixed = kept;
+  fixed["data"]["k"] = "fixed";
+  WriteExternally(CmPath("default", "kept"), fixed.dump(2));
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kModified, "kept"));
+  EXPECT_EQ((*store_->Get(CmKey("default", "kept")))["data"]["k"], "fixed");
+}
+
+TEST_F(DirStoreTest, BadFilesAtStartupAreSkippedAndCounted) {
+  store_.reset();
+  uint64_t malformed = BadFiles("malformed");
+  WriteExternally(CmPath("default", "broken"), "{");
+  WriteExternally(CmPath("default", "fine"), "{}");
+  store_ = Open();
+  EXPECT_EQ(BadFiles("malformed"), malformed + 1);
+  EXPECT_EQ(store_->Get(CmKey("default", "broken")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->Get(CmKey("default", "fine")).ok());
+  // A store over a broken file can still create the object, replacing the file.
+  EXPECT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "broken")).ok());
+}
+
+TEST_F(DirStoreTest, DotfilesAndOtherFilesAreIgnored) {
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  uint64_t bad_before = BadFiles("malformed") + BadFiles("invalid");
+  WriteExternally(CmPath("default", ".hidden"), "{}");
+  WriteExternally(root_ + "/configmaps/default/notes.txt", "not json");
+  WriteExternally(root_ + "/configmaps/default/a.json.swp", "not json");
+  WriteExternally(root_ + "/configmaps/misplaced.json", "{}");
+  WriteExternally(root_ + "/widgets/default/w.json", "{}");
+  Barrier(log);
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED barrier"));
+  EXPECT_EQ(BadFiles("malformed") + BadFiles("invalid"), bad_before);
+}
+
+TEST_F(DirStoreTest, AnotherStoreOnTheDirectorySeesTheSameObjects) {
+  auto other = Open();
+  EventLog log;
+  auto handle = Watch(*other, kConfigMaps, log);
+  Object created = *store_->Create(kConfigMaps, ConfigMap("default", "a"));
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "a"));
+  EXPECT_EQ(log.Events()[0].object, created);
+  EXPECT_EQ(*other->Get(CmKey("default", "a")), created);
+  Object patched = *store_->Patch(CmKey("default", "a"), {{"data", {{"k", "1"}}}});
+  ASSERT_TRUE(store_->Delete(CmKey("default", "a")).ok());
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kDeleted, "a"));
+  auto events = log.Events();
+  // The other store may see the patch or only the delete, never a different version.
+  EXPECT_EQ(events.back().type, WatchEventType::kDeleted);
+  for (const auto& e : events) {
+    if (e.type == WatchEventType::kModified) {
+      EXPECT_EQ(e.object, patched);
+    }
+  }
+}
+
+TEST_F(DirStoreTest, AStaleWriterInAnotherStoreIsAborted) {
+  auto other = Open();
+  Object created = *store_->Create(kConfigMaps, ConfigMap("default", "a", {}, {{"k", "0"}}));
+  Object mine = created;
+  mine["data"]["k"] = "mine";
+  ASSERT_TRUE(store_->Update(kConfigMaps, mine).ok());
+  // Right away, before the other store's inotify thread may have caught up: it re-reads the
+  // file under the lock instead of trusting its cache.
+  Object theirs = created;
+  theirs["data"]["k"] = "theirs";
+  auto result = other->Update(kConfigMaps, theirs);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kAborted) << result.status();
+  EXPECT_EQ(other->Delete(CmKey("default", "a"), ResourceVersionOf(created)).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ((*other->Get(CmKey("default", "a")))["data"]["k"], "mine");
+}
+
+TEST_F(DirStoreTest, TwoStoresIncrementingOneCounterLoseNothing) {
+  auto other = Open();
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "counter", {}, {{"n", "0"}})).ok());
+  constexpr int kIncrements = 200;
+  auto increment = [&](ObjectStore* store, int* conflicts) {
+    for (int done = 0; done < kIncrements;) {
+      auto cm = store->Get(CmKey("default", "counter"));
+      ASSERT_TRUE(cm.ok()) << cm.status();
+      (*cm)["data"]["n"] = std::to_string(std::stoi((*cm)["data"]["n"].get<std::string>()) + 1);
+      auto result = store->Update(kConfigMaps, *cm);
+      if (result.ok()) {
+        ++done;
+      } else {
+        ASSERT_EQ(result.status().code(), absl::StatusCode::kAborted) << result.status();
+        ++*conflicts;
+      }
+    }
+  };
+  int conflicts_a = 0;
+  int conflicts_b = 0;
+  std::thread a(increment, store_.get(), &conflicts_a);
+  std::thread b(increment, other.get(), &conflicts_b);
+  a.join();
+  b.join();
+  Object on_disk = Object::parse(ReadFile(CmPath("default", "counter")));
+  EXPECT_EQ(on_disk["data"]["n"], std::to_string(2 * kIncrements));
+  // Each store's cache catches up with the other's last write.
+  for (DirStore* store : {store_.get(), other.get()}) {
+    EventLog seen;
+    auto h = Watch(*store, kConfigMaps, seen);
+    ASSERT_TRUE(seen.WaitUntil([](const std::vector<WatchEvent>& events) {
+      for (const auto& e : events) {
+        if (e.object["data"]["n"] == std::to_string(2 * kIncrements)) return true;
+      }
+      return false;
+    }));
+  }
+  RecordProperty("conflicts", conflicts_a + conflicts_b);
+}
+
+TEST_F(DirStoreTest, ReopeningKeepsObjectsAndTheVersionCounter) {
+  Object a = *store_->Create(kConfigMaps, ConfigMap("default", "a"));
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "b")).ok());
+  ASSERT_TRUE(store_->Delete(CmKey("default", "b")).ok());
+  std::string version = store_->List(kConfigMaps, {})->resource_version;
+  store_.reset();
+  store_ = Open();
+  EXPECT_EQ(*store_->Get(CmKey("default", "a")), a);
+  EXPECT_EQ(store_->List(kConfigMaps, {})->resource_version, version);
+  Object c = *store_->Create(kConfigMaps, ConfigMap("default", "c"));
+  EXPECT_EQ(std::stoull(ResourceVersionOf(c)), std::stoull(version) + 1);
+  // History does not survive a restart: watching from before it is "410 Gone".
+  WatchOptions old;
+  old.resource_version = ResourceVersionOf(a);
+  EXPECT_EQ(store_->Watch(kConfigMaps, old, [](const WatchEvent&) {}).status().code(),
+            absl::StatusCode::kOutOfRange);
+  old.resource_version = version;
+  EventLog log;
+  auto handle = *store_->Watch(kConfigMaps, old, log.Handler());
+  ASSERT_TRUE(log.WaitForCount(1));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED c"));
+}
+
+TEST_F(DirStoreTest, FilesWithoutIdentityAreAdoptedAtStartup) {
+  store_.reset();
+  WriteExternally(CmPath("default", "seed"), R"({"data": {"k": "v"}})");
+  WriteExternally(root_ + "/nodes/node-1.json", "{}");
+  store_ = Open();
+  auto seed = store_->Get(CmKey("default", "seed"));
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  EXPECT_FALSE(UidOf(*seed).empty());
+  EXPECT_EQ(Object::parse(ReadFile(CmPath("default", "seed"))), *seed);
+  EXPECT_TRUE(store_->Get(ObjectKey{"nodes", "", "node-1"}).ok());
+  EXPECT_EQ(ReadFile(root_ + "/.resource-version"), store_->List(kNodes, {})->resource_version + "\n");
+}
+
+TEST_F(DirStoreTest, AMissingDirectoryIsCreated) {
+  auto store = DirStore::Open(tmp_.path() + "/a/b/c");
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE(fs::is_directory(tmp_.path() + "/a/b/c"));
+}
+
+TEST_F(DirStoreTest, AnUnusablePathIsAOneLineErrorNamingIt) {
+  std::string file = tmp_.path() + "/plain-file";
+  std::ofstream(file) << "x";
+  for (const std::string& path : {file + "/state", file}) {
+    auto store = DirStore::Open(path);
+    ASSERT_FALSE(store.ok()) << path;
+    std::string message(store.status().message());
+    EXPECT_THAT(message, HasSubstr(path));
+    EXPECT_THAT(message, HasSubstr("Not a directory"));
+    EXPECT_THAT(message, Not(HasSubstr("\n")));
+  }
+  if (geteuid() != 0) {  // root may write anywhere
+    std::string locked = tmp_.path() + "/locked";
+    fs::create_directory(locked);
+    fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+    auto store = DirStore::Open(locked);
+    EXPECT_FALSE(store.ok());
+    EXPECT_THAT(std::string(store.status().message()), HasSubstr("Permission denied"));
+    auto below = DirStore::Open(locked + "/state");
+    EXPECT_FALSE(below.ok());
+    fs::permissions(locked, fs::perms::owner_all);
+  }
+  auto spec = OpenStore("dir:" + file);
+  EXPECT_FALSE(spec.ok());
+}
+
+}  // namespace
+}  // namespace clusterd::store
