@@ -14,8 +14,8 @@ namespace {
 
 // Metadata fields in the order Kubernetes prints them; other fields keep their own order.
 constexpr std::array<std::string_view, 7> kMetadataOrder = {
-    "name", "generateName", "namespace", "uid", "resourceVersion", "generation",
-    "creationTimestamp"};
+    "name",       "generateName",     "namespace", "uid", "resourceVersion",
+    "generation", "creationTimestamp"};
 
 int MetadataRank(std::string_view field) {
   for (size_t i = 0; i < kMetadataOrder.size(); ++i) {
@@ -24,12 +24,10 @@ int MetadataRank(std::string_view field) {
   return -1;
 }
 
-absl::Status ConflictError(const ObjectKey& key, std::string_view wanted,
-                           std::string_view stored) {
+absl::Status ConflictError(const ObjectKey& key, std::string_view wanted, std::string_view stored) {
   return absl::AbortedError(Cat("409 Conflict: ", key.ToString(),
-                                         ": resourceVersion precondition \"", wanted,
-                                         "\" does not match the stored resourceVersion \"",
-                                         stored, "\""));
+                                ": resourceVersion precondition \"", wanted,
+                                "\" does not match the stored resourceVersion \"", stored, "\""));
 }
 
 Object& MetadataOf(Object& o) {
@@ -55,9 +53,10 @@ Object& MetadataOf(Object& o) {
 
 absl::Status CheckResource(std::string_view resource) {
   if (IsKnownResource(resource)) return absl::OkStatus();
-  return absl::InvalidArgumentError(Cat(
-      "unknown resource \"", resource,
-      "\" (known: configmaps, pods, nodes, podgroups, ascendjobs, jobs, leases, events)"));
+  std::string known;
+  for (std::string_view r : kKnownResources) known += Cat(known.empty() ? "" : ", ", r);
+  return absl::InvalidArgumentError(
+      Cat("unknown resource \"", resource, "\" (known: ", known, ")"));
 }
 
 absl::Status CheckKey(const ObjectKey& key) {
@@ -79,8 +78,8 @@ absl::Status CheckKey(const ObjectKey& key) {
 absl::Status CheckNamespaceFilter(std::string_view resource, std::string_view ns) {
   if (absl::Status s = CheckResource(resource); !s.ok()) return s;
   if (IsClusterScoped(resource) && !ns.empty()) {
-    return absl::InvalidArgumentError(Cat(
-        resource, " are cluster-scoped: a namespace filter (\"", ns, "\") does not apply"));
+    return absl::InvalidArgumentError(
+        Cat(resource, " are cluster-scoped: a namespace filter (\"", ns, "\") does not apply"));
   }
   return absl::OkStatus();
 }
@@ -95,8 +94,7 @@ absl::StatusOr<Object> AdmitCreate(std::string_view resource, Object object, abs
   return object;
 }
 
-absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stored,
-                                   Object update) {
+absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stored, Object update) {
   if (absl::Status s = ValidateObject(resource, update); !s.ok()) return s;
   ObjectKey key = KeyOf(resource, update);
   std::string wanted = ResourceVersionOf(update);
@@ -105,16 +103,14 @@ absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stor
   std::string uid = UidOf(update);
   if (!uid.empty() && uid != UidOf(stored)) {
     return absl::AbortedError(Cat("409 Conflict: ", key.ToString(), ": uid \"", uid,
-                                           "\" does not match the stored uid \"", UidOf(stored),
-                                           "\""));
+                                  "\" does not match the stored uid \"", UidOf(stored), "\""));
   }
   Object& meta = update["metadata"];
   if (IsClusterScoped(resource)) meta.erase("namespace");
   meta.erase("resourceVersion");
   SetMetadataField(update, "uid", UidOf(stored));
   const auto& stored_meta = stored["metadata"];
-  if (auto it = stored_meta.find("creationTimestamp");
-      it != stored_meta.end() && it->is_string()) {
+  if (auto it = stored_meta.find("creationTimestamp"); it != stored_meta.end() && it->is_string()) {
     SetMetadataField(update, "creationTimestamp", it->get<std::string>());
   }
   return update;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,10 @@
 // what Create/Update/Patch/Delete may do to an object, given the stored version. Pure
 // functions: the backends own the locking, the version counter and the storage.
 namespace clusterd::store {
+
+// Every resource the store knows, in the order of object_store.h.
+inline constexpr std::array<std::string_view, 8> kKnownResources = {
+    kConfigMaps, kPods, kNodes, kPodGroups, kAscendJobs, kJobs, kLeases, kEvents};
 
 // InvalidArgument unless `resource` is one of the known resources.
 absl::Status CheckResource(std::string_view resource);
@@ -30,8 +35,7 @@ absl::StatusOr<Object> AdmitCreate(std::string_view resource, Object object, abs
 
 // Object to store for an Update of `stored`: the resourceVersion precondition (Aborted on
 // mismatch), uid must match if given, uid and creationTimestamp carried over.
-absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stored,
-                                   Object update);
+absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stored, Object update);
 
 // Object to store for a JSON merge patch of `stored`. metadata.resourceVersion in the patch is
 // a precondition; name, namespace and uid are immutable.

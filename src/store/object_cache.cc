@@ -69,16 +69,15 @@ std::shared_ptr<const Object> ObjectCache::Put(const ObjectKey& key, Object obje
   absl::MutexLock lock(&mu_);
   assert(resource_version > last_resource_version_);
   auto& slot = objects_[key];
-  Change change{slot == nullptr ? WatchEventType::kAdded : WatchEventType::kModified,
-                key.resource, stored, slot, resource_version};
+  Change change{slot == nullptr ? WatchEventType::kAdded : WatchEventType::kModified, key.resource,
+                stored, slot, resource_version};
   slot = stored;
   last_resource_version_ = resource_version;
   hub_.Publish(std::move(change));
   return stored;
 }
 
-std::shared_ptr<const Object> ObjectCache::Remove(const ObjectKey& key,
-                                                  uint64_t resource_version) {
+std::shared_ptr<const Object> ObjectCache::Remove(const ObjectKey& key, uint64_t resource_version) {
   absl::MutexLock lock(&mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return nullptr;

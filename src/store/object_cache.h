@@ -38,8 +38,7 @@ class ObjectCache {
 
   // Commits `object` (its metadata.resourceVersion is `resource_version`) as ADDED or MODIFIED.
   // Returns the stored object.
-  std::shared_ptr<const Object> Put(const ObjectKey& key, Object object,
-                                    uint64_t resource_version);
+  std::shared_ptr<const Object> Put(const ObjectKey& key, Object object, uint64_t resource_version);
   // Commits the deletion of `key` (no-op if absent): DELETED carries the last state with
   // `resource_version`. Returns that last state.
   std::shared_ptr<const Object> Remove(const ObjectKey& key, uint64_t resource_version);

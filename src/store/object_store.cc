@@ -1,23 +1,14 @@
 #include "store/object_store.h"
 
 #include <algorithm>
-#include <array>
 
+#include "store/admission.h"
 #include "store/dir/dir_store.h"
 #include "store/memory/memory_store.h"
 #include "store/strings.h"
 
 namespace clusterd::store {
 namespace {
-
-constexpr std::array<std::string_view, 8> kKnownResources = {
-    kConfigMaps, kPods, kNodes, kPodGroups, kAscendJobs, kJobs, kLeases, kEvents};
-
-std::string KnownResourceList() {
-  std::string out;
-  for (std::string_view r : kKnownResources) out += Cat(out.empty() ? "" : ", ", r);
-  return out;
-}
 
 constexpr size_t kMaxSubdomainLength = 253;
 constexpr size_t kMaxLabelLength = 63;
@@ -107,9 +98,9 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(std::string_view text) {
   if (Trim(text).empty()) return selector;
   auto error = [&](std::string_view term, std::string_view why) {
     return absl::InvalidArgumentError(Cat("label selector \"", text, "\": term \"", term,
-                                                   "\": ", why,
-                                                   " (want key=value, key==value, key!=value, "
-                                                   "key or !key, separated by commas)"));
+                                          "\": ", why,
+                                          " (want key=value, key==value, key!=value, "
+                                          "key or !key, separated by commas)"));
   };
   for (std::string_view raw : Split(text, ',')) {
     std::string_view term = Trim(raw);
@@ -249,11 +240,7 @@ void ApplyMergePatch(Object& target, const Object& patch) {
 }
 
 absl::Status ValidateObject(std::string_view resource, const Object& o) {
-  if (!IsKnownResource(resource)) {
-    return absl::InvalidArgumentError(Cat(
-        "unknown resource \"", resource,
-        "\" (known: ", KnownResourceList(), ")"));
-  }
+  if (absl::Status s = CheckResource(resource); !s.ok()) return s;
   if (!o.is_object()) {
     return absl::InvalidArgumentError(
         Cat(resource, ": object must be a JSON object, not ", o.type_name()));
@@ -263,26 +250,28 @@ absl::Status ValidateObject(std::string_view resource, const Object& o) {
     return absl::InvalidArgumentError(Cat(resource, ": metadata must be an object"));
   }
   auto name_it = meta->find("name");
-  if (name_it == meta->end() || !name_it->is_string() || name_it->get_ref<const std::string&>().empty()) {
+  if (name_it == meta->end() || !name_it->is_string() ||
+      name_it->get_ref<const std::string&>().empty()) {
     return absl::InvalidArgumentError(Cat(resource, ": metadata.name is required"));
   }
   const std::string& name = name_it->get_ref<const std::string&>();
   std::string who = Cat(resource, " \"", name, "\"");
   if (!IsDns1123Subdomain(name)) {
-    return absl::InvalidArgumentError(Cat(
-        who,
-        ": metadata.name must be a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', "
-        "starting and ending alphanumeric, at most 253 characters)"));
+    return absl::InvalidArgumentError(
+        Cat(who,
+            ": metadata.name must be a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', "
+            "starting and ending alphanumeric, at most 253 characters)"));
   }
   auto ns_it = meta->find("namespace");
-  bool has_ns = ns_it != meta->end() && !(ns_it->is_string() && ns_it->get_ref<const std::string&>().empty());
+  bool has_ns =
+      ns_it != meta->end() && !(ns_it->is_string() && ns_it->get_ref<const std::string&>().empty());
   if (has_ns && !ns_it->is_string()) {
     return absl::InvalidArgumentError(Cat(who, ": metadata.namespace must be a string"));
   }
   if (IsClusterScoped(resource)) {
     if (has_ns) {
-      return absl::InvalidArgumentError(Cat(
-          who, ": ", resource, " are cluster-scoped, metadata.namespace must be absent"));
+      return absl::InvalidArgumentError(
+          Cat(who, ": ", resource, " are cluster-scoped, metadata.namespace must be absent"));
     }
   } else {
     if (!has_ns) {
@@ -291,17 +280,16 @@ absl::Status ValidateObject(std::string_view resource, const Object& o) {
     const std::string& ns = ns_it->get_ref<const std::string&>();
     who = Cat(resource, " ", ns, "/", name);
     if (!IsDns1123Label(ns)) {
-      return absl::InvalidArgumentError(Cat(
-          who,
-          ": metadata.namespace must be a DNS-1123 label (lower-case alphanumerics and '-', "
-          "starting and ending alphanumeric, at most 63 characters)"));
+      return absl::InvalidArgumentError(
+          Cat(who,
+              ": metadata.namespace must be a DNS-1123 label (lower-case alphanumerics and '-', "
+              "starting and ending alphanumeric, at most 63 characters)"));
     }
   }
   for (std::string_view field : {"uid", "resourceVersion", "creationTimestamp"}) {
     auto it = meta->find(field);
     if (it != meta->end() && !it->is_string()) {
-      return absl::InvalidArgumentError(
-          Cat(who, ": metadata.", field, " must be a string"));
+      return absl::InvalidArgumentError(Cat(who, ": metadata.", field, " must be a string"));
     }
   }
   if (absl::Status s = CheckStringMap(*meta, "labels", who); !s.ok()) return s;
@@ -319,8 +307,8 @@ absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec) {
     return absl::UnimplementedError(
         Cat("store \"", spec, "\": the kube backend is not available yet"));
   }
-  return absl::InvalidArgumentError(Cat(
-      "store \"", spec, "\": want \"memory\", \"dir:PATH\" or \"kube\""));
+  return absl::InvalidArgumentError(
+      Cat("store \"", spec, "\": want \"memory\", \"dir:PATH\" or \"kube\""));
 }
 
 }  // namespace clusterd::store

@@ -13,7 +13,9 @@
 // std::string_view. The store works in std::string_view and uses these instead.
 namespace clusterd::store {
 
-inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 namespace strings_internal {
 template <typename T>

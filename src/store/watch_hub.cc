@@ -147,8 +147,7 @@ HubWatchHandle::~HubWatchHandle() {
 }
 
 WatchHub::WatchHub(size_t history_limit)
-    : history_limit_(std::max<size_t>(history_limit, 1)),
-      registry_(std::make_shared<Registry>()) {}
+    : history_limit_(std::max<size_t>(history_limit, 1)), registry_(std::make_shared<Registry>()) {}
 
 WatchHub::~WatchHub() { StopAll(); }
 
@@ -191,9 +190,9 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> WatchHub::Watch(
   if (!options.resource_version.empty()) {
     from = ParseResourceVersion(options.resource_version);
     if (!from) {
-      return absl::InvalidArgumentError(Cat(
-          "watch ", resource, ": resourceVersion \"", options.resource_version,
-          "\" is not a decimal number"));
+      return absl::InvalidArgumentError(Cat("watch ", resource, ": resourceVersion \"",
+                                            options.resource_version,
+                                            "\" is not a decimal number"));
     }
   }
   auto watcher = std::make_shared<Watcher>(std::string(resource), options.ns, options.selector,
@@ -202,9 +201,9 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> WatchHub::Watch(
     absl::MutexLock lock(&registry_->mu);
     if (from) {
       if (*from < registry_->floor) {
-        return absl::OutOfRangeError(Cat(
-            "410 Gone: watch ", resource, " from resourceVersion ", *from,
-            ": too old, the oldest available is ", registry_->floor, "; list again"));
+        return absl::OutOfRangeError(Cat("410 Gone: watch ", resource, " from resourceVersion ",
+                                         *from, ": too old, the oldest available is ",
+                                         registry_->floor, "; list again"));
       }
       for (const Change& c : registry_->history) {
         if (c.resource_version > *from && c.resource == resource) watcher->Offer(c);

@@ -1,6 +1,8 @@
 // What the dir backend adds to the shared contract: the on-disk layout, changes made by other
 // processes, bad files, and several stores sharing one directory.
 
+#include "store/dir/dir_store.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,20 +15,19 @@
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "store/dir/dir_store.h"
 #include "store_test_util.h"
 
 namespace clusterd::store {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ConfigMap;
 using testing::Describe;
+using ::testing::ElementsAre;
 using testing::EventLog;
+using ::testing::HasSubstr;
 using testing::Node;
+using ::testing::Not;
 using testing::TempDir;
 
 std::string ReadFile(const std::string& path) {
@@ -70,8 +71,7 @@ class DirStoreTest : public ::testing::Test {
     return store.ok() ? *std::move(store) : nullptr;
   }
 
-  std::unique_ptr<WatchHandle> Watch(ObjectStore& store, std::string_view resource,
-                                     EventLog& log) {
+  std::unique_ptr<WatchHandle> Watch(ObjectStore& store, std::string_view resource, EventLog& log) {
     auto handle = store.Watch(resource, {}, log.Handler());
     EXPECT_TRUE(handle.ok()) << handle.status();
     return handle.ok() ? *std::move(handle) : nullptr;
@@ -105,8 +105,8 @@ TEST_F(DirStoreTest, FilesFollowTheDocumentedLayout) {
   ASSERT_TRUE(store_->Create(kConfigMaps, cm).ok());
   ASSERT_TRUE(store_->Create(kNodes, Node("node-1")).ok());
 
-  EXPECT_THAT(Entries(root_), ::testing::UnorderedElementsAre(".lock", ".resource-version",
-                                                              "configmaps", "nodes"));
+  EXPECT_THAT(Entries(root_),
+              ::testing::UnorderedElementsAre(".lock", ".resource-version", "configmaps", "nodes"));
   EXPECT_THAT(Entries(root_ + "/configmaps"), ElementsAre("team-1"));
   EXPECT_THAT(Entries(root_ + "/configmaps/team-1"), ElementsAre("job-a.json"));
   EXPECT_THAT(Entries(root_ + "/nodes"), ElementsAre("node-1.json"));
@@ -354,6 +354,11 @@ TEST_F(DirStoreTest, AStaleWriterInAnotherStoreIsAborted) {
 TEST_F(DirStoreTest, TwoStoresIncrementingOneCounterLoseNothing) {
   auto other = Open();
   ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "counter", {}, {{"n", "0"}})).ok());
+  {
+    EventLog other_log;  // reads are served from each store's cache: let `other` see it first
+    auto h = Watch(*other, kConfigMaps, other_log);
+    ASSERT_TRUE(other_log.WaitFor(WatchEventType::kAdded, "counter"));
+  }
   constexpr int kIncrements = 200;
   auto increment = [&](ObjectStore* store, int* conflicts) {
     for (int done = 0; done < kIncrements;) {
@@ -424,7 +429,8 @@ TEST_F(DirStoreTest, FilesWithoutIdentityAreAdoptedAtStartup) {
   EXPECT_FALSE(UidOf(*seed).empty());
   EXPECT_EQ(Object::parse(ReadFile(CmPath("default", "seed"))), *seed);
   EXPECT_TRUE(store_->Get(ObjectKey{"nodes", "", "node-1"}).ok());
-  EXPECT_EQ(ReadFile(root_ + "/.resource-version"), store_->List(kNodes, {})->resource_version + "\n");
+  EXPECT_EQ(ReadFile(root_ + "/.resource-version"),
+            store_->List(kNodes, {})->resource_version + "\n");
 }
 
 TEST_F(DirStoreTest, AMissingDirectoryIsCreated) {

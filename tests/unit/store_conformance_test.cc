@@ -18,15 +18,15 @@
 namespace clusterd::store {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 using testing::ConfigMap;
 using testing::Describe;
+using ::testing::ElementsAre;
 using testing::EventLog;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::Node;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 
 // History kept by the stores under test: small, so that "too old" is cheap to reach.
 constexpr size_t kHistoryLimit = 50;
@@ -44,7 +44,8 @@ const Backend kBackends[] = {
      }},
     {"dir",
      [](const std::string& dir) -> absl::StatusOr<std::unique_ptr<ObjectStore>> {
-       auto store = DirStore::Open(dir + "/state", DirStore::Options{.history_limit = kHistoryLimit});
+       auto store =
+           DirStore::Open(dir + "/state", DirStore::Options{.history_limit = kHistoryLimit});
        if (!store.ok()) return store.status();
        return std::unique_ptr<ObjectStore>(*std::move(store));
      }},
@@ -85,8 +86,9 @@ ObjectKey CmKey(std::string ns, std::string name) {
 
 TEST_P(StoreConformance, CreateAssignsUidResourceVersionAndCreationTimestamp) {
   Object created = MustCreate(kConfigMaps, ConfigMap("default", "a"));
-  EXPECT_THAT(UidOf(created), ::testing::MatchesRegex(
-                                  "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"));
+  EXPECT_THAT(UidOf(created),
+              ::testing::MatchesRegex(
+                  "[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"));
   EXPECT_THAT(ResourceVersionOf(created), ::testing::MatchesRegex("[1-9][0-9]*"));
   EXPECT_THAT(created["metadata"]["creationTimestamp"].get<std::string>(),
               ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"));
@@ -223,8 +225,8 @@ TEST_P(StoreConformance, UpdateOfAMissingObjectIsNotFound) {
 // --- Patch -----------------------------------------------------------------------------------
 
 TEST_P(StoreConformance, PatchMergesAndNullDeletes) {
-  MustCreate(kConfigMaps, ConfigMap("default", "a", {{"keep", "1"}, {"drop", "1"}},
-                                    {{"x", "1"}, {"y", "1"}}));
+  MustCreate(kConfigMaps,
+             ConfigMap("default", "a", {{"keep", "1"}, {"drop", "1"}}, {{"x", "1"}, {"y", "1"}}));
   Object patch = {{"metadata", {{"labels", {{"drop", nullptr}, {"new", "1"}}}}},
                   {"data", {{"y", nullptr}, {"z", "2"}}}};
   auto patched = store_->Patch(CmKey("default", "a"), patch);
@@ -400,7 +402,7 @@ TEST_P(StoreConformance, WatchSeesObjectsEnterAndLeaveTheSelector) {
   ASSERT_TRUE(store_->Patch(CmKey("default", "a"), {{"data", {{"k", "1"}}}}).ok());  // MODIFIED
   relabel("z");  // leaves: DELETED
   ASSERT_TRUE(store_->Patch(CmKey("default", "a"), {{"data", {{"k", "2"}}}}).ok());  // unseen
-  relabel("x");  // ADDED again
+  relabel("x");                                                                      // ADDED again
   ASSERT_TRUE(log.WaitForCount(4));
   auto events = log.Events();
   EXPECT_THAT(Describe(events), ElementsAre("ADDED a", "MODIFIED a", "DELETED a", "ADDED a"));
@@ -432,7 +434,8 @@ TEST_P(StoreConformance, DestroyingTheHandleStopsDelivery) {
   auto handle = MustWatch(kConfigMaps, {}, [&](const WatchEvent&) {
     if (destroyed.load()) late_calls.fetch_add(1);
   });
-  for (int i = 0; i < 20; ++i) MustCreate(kConfigMaps, ConfigMap("default", "a" + std::to_string(i)));
+  for (int i = 0; i < 20; ++i)
+    MustCreate(kConfigMaps, ConfigMap("default", "a" + std::to_string(i)));
   handle.reset();
   destroyed.store(true);
   EventLog barrier;

@@ -11,8 +11,8 @@
 namespace clusterd::store {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ConfigMap;
+using ::testing::HasSubstr;
 using testing::Node;
 
 Object WithLabels(const Object& labels) { return ConfigMap("default", "a", labels); }
@@ -46,8 +46,8 @@ TEST(StoreLabelSelector, MatchesAsKubernetesDoes) {
 }
 
 TEST(StoreLabelSelector, RejectsMalformedSelectorsWithTheTermAndTheSyntax) {
-  for (const char* bad : {"a=b,", ",a", "=b", "a b=c", "!a=b", "a=b c", "a/b/c=d", "-a=b",
-                          "a in (b)", "a=-b"}) {
+  for (const char* bad :
+       {"a=b,", ",a", "=b", "a b=c", "!a=b", "a=b c", "a/b/c=d", "-a=b", "a in (b)", "a=-b"}) {
     auto s = LabelSelector::Parse(bad);
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(s.status().message(), HasSubstr("key=value")) << bad;

@@ -23,7 +23,8 @@ inline constexpr absl::Duration kEventDeadline = absl::Seconds(10);
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "clusterd-store-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "clusterd-store-XXXXXX").string();
     char* made = mkdtemp(pattern.data());
     EXPECT_NE(made, nullptr);
     path_ = pattern;
@@ -110,7 +111,8 @@ class EventLog {
 // "ADDED a", "MODIFIED b", ... for readable expectations.
 inline std::vector<std::string> Describe(const std::vector<WatchEvent>& events) {
   std::vector<std::string> out;
-  for (const auto& e : events) out.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object));
+  for (const auto& e : events)
+    out.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object));
   return out;
 }
 

@@ -26,8 +26,8 @@ namespace {
 
 constexpr std::string_view kComponent = "store";
 constexpr std::string_view kJsonSuffix = ".json";
-constexpr uint32_t kDirMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
-                              IN_CREATE | IN_DELETE_SELF | IN_ONLYDIR;
+constexpr uint32_t kDirMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
+                              IN_DELETE_SELF | IN_ONLYDIR;
 
 // Bad-file reasons, the `reason` label of clusterd_store_bad_files_total.
 constexpr std::string_view kReasonUnreadable = "unreadable";
@@ -427,8 +427,7 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key) const {
   }
   if (static_cast<size_t>(st.st_size) > kMaxFileSize) {
     close(fd);
-    return bad(kReasonTooLarge,
-               Cat(st.st_size, " bytes, the limit is ", kMaxFileSize, " bytes"));
+    return bad(kReasonTooLarge, Cat(st.st_size, " bytes, the limit is ", kMaxFileSize, " bytes"));
   }
   std::string text;
   text.resize(static_cast<size_t>(st.st_size) + 1);
@@ -471,8 +470,8 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key) const {
   if (!key.ns.empty()) {
     std::string ns = NamespaceOf(object);
     if (!ns.empty() && ns != key.ns) {
-      return bad(kReasonPathMismatch, Cat("metadata.namespace \"", ns,
-                                                   "\" but the file is in \"", key.ns, "\""));
+      return bad(kReasonPathMismatch,
+                 Cat("metadata.namespace \"", ns, "\" but the file is in \"", key.ns, "\""));
     }
     if (ns.empty()) SetMetadataField(object, "namespace", key.ns);
   }
@@ -604,7 +603,8 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
         std::string created;
         if (cached != nullptr) {
           const auto& m = (*cached)["metadata"];
-          if (auto it = m.find("creationTimestamp"); it != m.end()) created = it->get<std::string>();
+          if (auto it = m.find("creationTimestamp"); it != m.end())
+            created = it->get<std::string>();
         }
         if (created.empty()) created = FormatTimestamp(options_.clock->Now());
         SetMetadataField(f.object, "creationTimestamp", created);
@@ -612,7 +612,8 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
       SetResourceVersion(f.object, version);
       absl::StatusOr<Object> written = WriteObjectFile(f.key, f.object);
       if (!written.ok()) {
-        LogError(kComponent, "cannot adopt file", {{"path", PathOf(f.key)}, {"error", written.status()}});
+        LogError(kComponent, "cannot adopt file",
+                 {{"path", PathOf(f.key)}, {"error", written.status()}});
         continue;
       }
       LogInfo(kComponent, "adopted file written outside the store",
@@ -656,8 +657,7 @@ void DirStore::UnwatchTree(const std::string& path) {
 }
 
 void DirStore::ScanAll(KeySet* dirty) {
-  for (std::string_view resource : {kConfigMaps, kPods, kNodes, kPodGroups, kAscendJobs, kJobs,
-                                    kLeases, kEvents}) {
+  for (std::string_view resource : kKnownResources) {
     ScanResourceDir(std::string(resource), dirty);
     for (ObjectKey& key : cache_.Keys(resource)) dirty->insert(std::move(key));
   }
@@ -681,8 +681,7 @@ void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
   }
 }
 
-void DirStore::ScanNamespaceDir(const std::string& resource, const std::string& ns,
-                                KeySet* dirty) {
+void DirStore::ScanNamespaceDir(const std::string& resource, const std::string& ns, KeySet* dirty) {
   std::string path = JoinPath(JoinPath(root_, resource), ns);
   if (!WatchDir(WatchedDir{path, resource, ns})) return;
   std::error_code ec;
@@ -719,7 +718,7 @@ bool DirStore::ReadEvents(KeySet* dirty) {
       auto it = dirs_.find(ev->wd);
       if (it == dirs_.end()) continue;
       const WatchedDir dir = it->second;  // copy: the handlers below may change dirs_
-      if (ev->mask & IN_IGNORED) {  // the directory is gone
+      if (ev->mask & IN_IGNORED) {        // the directory is gone
         dirs_.erase(it);
         if (!dir.resource.empty()) {
           for (ObjectKey& key : cache_.Keys(dir.resource, dir.ns)) dirty->insert(std::move(key));

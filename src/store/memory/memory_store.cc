@@ -6,8 +6,7 @@
 
 namespace clusterd::store {
 
-MemoryStore::MemoryStore(Options options)
-    : clock_(options.clock), cache_(options.history_limit) {}
+MemoryStore::MemoryStore(Options options) : clock_(options.clock), cache_(options.history_limit) {}
 
 absl::StatusOr<Object> MemoryStore::Get(const ObjectKey& key) { return cache_.Get(key); }
 
