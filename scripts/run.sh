@@ -3,6 +3,8 @@
 #   demo   install what is missing, build, and run the embedded demo
 #   test   install what is missing, build, and run every test (CTest)
 #   build  install what is missing and build
+# Under CI (CI=true), or with SANITIZE=1, `test` also builds the unit tests with AddressSanitizer
+# and UndefinedBehaviorSanitizer in build-asan/ and runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,8 +31,18 @@ case "${1:-demo}" in
     ;;
   test)
     build
-    cd "$build_dir"
-    exec ctest --output-on-failure -j "$jobs" --timeout 600
+    (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600)
+    if [[ "${SANITIZE:-${CI:-false}}" == "1" || "${SANITIZE:-${CI:-false}}" == "true" ]]; then
+      echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+      if [[ ! -f build-asan/build.ninja ]]; then
+        cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+          -DCLUSTERD_SANITIZE=address,undefined >/dev/null
+      fi
+      targets=$(cmake --build build-asan --target help 2>/dev/null | sed -n 's/^\(unit[a-z_]*tests\):.*/\1/p')
+      cmake --build build-asan -j "$jobs" --target $targets
+      (cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --output-on-failure -j "$jobs" --timeout 600 -L unit)
+    fi
     ;;
   *)
     echo "usage: $0 demo|test|build" >&2
