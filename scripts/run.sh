@@ -14,6 +14,9 @@ jobs=${JOBS:-$(nproc)}
 
 bash scripts/setup.sh
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses the cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+
 build() {
   if [[ ! -f "$build_dir/build.ninja" ]]; then
     cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" ${CMAKE_ARGS:-}

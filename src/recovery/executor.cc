@@ -1,0 +1,438 @@
+#include "recovery/executor.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/canonical_json.h"
+#include "common/log.h"
+#include "common/metrics.h"
+#include "recovery/machine.h"
+#include "recovery/record.h"
+#include "recovery/side_effects.h"
+#include "recovery/sv.h"
+#include "recovery/vocabulary.h"
+
+namespace clusterd::recovery {
+namespace {
+
+constexpr char kComponent[] = "recovery";
+constexpr std::string_view kGroupNameAnnotation = "scheduling.k8s.io/group-name";
+
+Counter& NoteCounter(const std::string& kind) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_recovery_notes_total",
+      "Unusual situations the recovery controller handled (order mix, stall, reset, ...)",
+      {{"kind", kind}});
+}
+
+Counter& ErrorCounter(const std::string& what) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_recovery_io_errors_total",
+      "Store writes and signal writes of the recovery controller that failed", {{"what", what}});
+}
+
+Counter& SignalCounter(const std::string& type) {
+  return MetricsRegistry::Default().GetCounter("clusterd_recovery_signals_total",
+                                               "ProcessManageSignals written, by signalType",
+                                               {{"signal_type", type}});
+}
+
+}  // namespace
+
+RecoveryExecutor::RecoveryExecutor(store::ObjectStore& store, Clock& clock, SignalSink& sink,
+                                   FaultCentrePort* fault_centre, JobViewReader view_reader)
+    : store_(store),
+      clock_(clock),
+      sink_(sink),
+      fault_centre_(fault_centre),
+      view_reader_(std::move(view_reader)) {}
+
+RecoveryExecutor::~RecoveryExecutor() { Stop(); }
+
+absl::StatusOr<JobView> RecoveryExecutor::ReadView(const JobIdentity& id) const {
+  if (view_reader_) return view_reader_(id);
+  absl::StatusOr<store::Object> pg =
+      store_.Get({std::string(store::kPodGroups), id.ns, id.pod_group_name});
+  if (!pg.ok() && pg.status().code() != absl::StatusCode::kNotFound) return pg.status();
+  store::ListOptions options;
+  options.ns = id.ns;
+  absl::StatusOr<store::ObjectList> pods = store_.List(store::kPods, options);
+  if (!pods.ok()) return pods.status();
+  std::vector<store::Object> mine;
+  for (store::Object& pod : pods->items) {
+    const store::Object& annotations = pod["metadata"]["annotations"];
+    if (annotations.is_object() &&
+        annotations.value(std::string(kGroupNameAnnotation), "") == id.pod_group_name) {
+      mine.push_back(std::move(pod));
+    }
+  }
+  JobView view = BuildJobView(pg.ok() ? &*pg : nullptr, mine);
+  view.job_name = id.job_name;
+  return view;
+}
+
+std::shared_ptr<RecoveryExecutor::Job> RecoveryExecutor::Find(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+bool RecoveryExecutor::HasJob(const std::string& job_id) const { return Find(job_id) != nullptr; }
+
+std::vector<std::string> RecoveryExecutor::Jobs() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, _] : jobs_) out.push_back(id);
+  return out;
+}
+
+absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& config) {
+  if (HasJob(id.job_id)) return absl::OkStatus();
+  auto job = std::make_shared<Job>();
+  job->id = id;
+  JobRecovery state = NewJobRecovery(id.job_id, config);
+  std::vector<Command> resume;
+  absl::StatusOr<store::Object> record =
+      store_.Get({std::string(store::kConfigMaps), id.ns, RecordConfigMapName(id.job_id)});
+  if (record.ok()) {
+    absl::StatusOr<JobRecovery> restored = RecordFromConfigMap(*record);
+    if (!restored.ok()) {
+      LogWarn(kComponent, "recovery record ignored",
+              {{"job", id.job_id}, {"error", restored.status()}});
+      ErrorCounter("record_unreadable").Increment();
+    } else if (restored->state != State::kInit) {
+      state = *std::move(restored);
+      resume = ResumeCommands(state);
+      LogInfo(kComponent, "recovery cycle resumed from its record",
+              {{"job", id.job_id}, {"state", StateName(state.state)}});
+    }
+    absl::MutexLock lock(&job->mu);
+    job->last_record = record->value(
+        store::Object::json_pointer("/data/" + std::string(kRecordKey)), std::string());
+  }
+  {
+    absl::MutexLock lock(&job->mu);
+    job->state = std::move(state);
+    absl::StatusOr<JobView> view = ReadView(id);
+    if (view.ok()) job->inbox.push_back(JobViewChanged{*std::move(view)});
+    for (const Command& c : resume) Execute(*job, c);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    jobs_.emplace(id.job_id, job);
+  }
+  if (queue_) queue_->Add(id.job_id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> RecoveryExecutor::RestoreAll() {
+  absl::StatusOr<store::LabelSelector> selector =
+      store::LabelSelector::Parse(absl::StrCat(Sv(kRecordLabel), "=true"));
+  if (!selector.ok()) return selector.status();
+  store::ListOptions options;
+  options.selector = *selector;
+  absl::StatusOr<store::ObjectList> records = store_.List(store::kConfigMaps, options);
+  if (!records.ok()) return records.status();
+  const store::ObjectList& list = *records;
+  int resumed = 0;
+  for (const store::Object& cm : list.items) {
+    absl::StatusOr<JobRecovery> restored = RecordFromConfigMap(cm);
+    if (!restored.ok() || restored->state == State::kInit) continue;
+    JobIdentity id;
+    id.job_id = restored->job_id;
+    id.ns = store::NamespaceOf(cm);
+    // The names are re-read from the view; the record keeps what Register gave.
+    id.pod_group_name =
+        cm.value(store::Object::json_pointer("/metadata/annotations/podGroup"), std::string());
+    id.job_name =
+        cm.value(store::Object::json_pointer("/metadata/annotations/jobName"), std::string());
+    if (HasJob(id.job_id)) continue;
+    if (absl::Status s = AddJob(id, restored->config); !s.ok()) return s;
+    ++resumed;
+  }
+  return resumed;
+}
+
+absl::Status RecoveryExecutor::Post(const std::string& job_id, Event event) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) {
+    return absl::NotFoundError(absl::StrCat("jobId=", job_id, " not registed"));
+  }
+  {
+    absl::MutexLock lock(&job->mu);
+    job->inbox.push_back(std::move(event));
+  }
+  if (queue_) queue_->Add(job_id);
+  return absl::OkStatus();
+}
+
+absl::Status RecoveryExecutor::RefreshView(const std::string& job_id) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr)
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " has no controller"));
+  absl::StatusOr<JobView> view = ReadView(job->id);
+  if (!view.ok()) return view.status();
+  return Post(job_id, JobViewChanged{*std::move(view)});
+}
+
+void RecoveryExecutor::QueueDueTimers(Job& job) {
+  const absl::Time now = clock_.Now();
+  for (const auto& [kind, at] : job.state.timers) {
+    if (at <= now) job.inbox.push_back(TimerFired{kind, at});
+  }
+}
+
+size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
+  size_t processed = 0;
+  absl::MutexLock lock(&job->mu);
+  while (!job->inbox.empty()) {
+    Event event = std::move(job->inbox.front());
+    job->inbox.pop_front();
+    Step step = Advance(job->state, event, clock_.Now());
+    job->state = std::move(step.next);
+    ++processed;
+    // The record goes to the store before any signal of this step leaves.
+    Persist(*job);
+    for (const Command& c : step.commands) Execute(*job, c);
+  }
+  return processed;
+}
+
+size_t RecoveryExecutor::RunPending() {
+  size_t total = 0;
+  while (true) {
+    std::vector<std::shared_ptr<Job>> jobs;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [_, job] : jobs_) jobs.push_back(job);
+    }
+    size_t round = 0;
+    for (const auto& job : jobs) round += Drain(job);
+    total += round;
+    if (round == 0) return total;
+  }
+}
+
+size_t RecoveryExecutor::RunDue() {
+  std::vector<std::string> removals;
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    for (auto it = removals_.begin(); it != removals_.end();) {
+      if (it->at <= now) {
+        removals.push_back(it->job_id);
+        it = removals_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [_, job] : jobs_) jobs.push_back(job);
+  }
+  for (const std::string& job_id : removals) RemoveFaultJobInfo(job_id);
+  for (const auto& job : jobs) {
+    absl::MutexLock lock(&job->mu);
+    QueueDueTimers(*job);
+  }
+  return RunPending();
+}
+
+void RecoveryExecutor::Persist(Job& job) {
+  if (job.state.state == State::kInit && job.last_record.empty()) return;
+  const std::string text = CanonicalJson(RecordToJson(job.state));
+  if (text == job.last_record) return;
+  store::Object cm = RecordConfigMap(job.state, job.id.ns);
+  cm["metadata"]["annotations"]["podGroup"] = job.id.pod_group_name;
+  cm["metadata"]["annotations"]["jobName"] = job.id.job_name;
+  absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);
+  if (!written.ok() && written.status().code() == absl::StatusCode::kNotFound) {
+    written = store_.Create(store::kConfigMaps, cm);
+  }
+  if (!written.ok()) {
+    // The cycle goes on; only its durability is lost until the next successful write.
+    LogError(kComponent, "recovery record not written",
+             {{"job", job.id.job_id}, {"error", written.status()}});
+    ErrorCounter("record").Increment();
+    return;
+  }
+  job.last_record = text;
+}
+
+bool RecoveryExecutor::WriteReset(const Job& job, const WriteResetConfig& write) {
+  const store::ObjectKey key{std::string(store::kConfigMaps), job.id.ns,
+                             ResetConfigMapName(job.id.job_name)};
+  absl::Status last;
+  for (int attempt = 0; attempt < std::max(write.attempts, 1); ++attempt) {
+    absl::StatusOr<store::Object> old = store_.Get(key);
+    if (!old.ok()) {
+      last = old.status();
+      continue;
+    }
+    absl::StatusOr<store::Object> updated = ResetConfigMapUpdate(
+        *old, write.op, write.ranks, write.restart_fault_process, clock_.Now());
+    if (!updated.ok()) {
+      last = updated.status();
+      break;  // hot-reset mode or a malformed body: retrying cannot help
+    }
+    absl::StatusOr<store::Object> done = store_.Update(store::kConfigMaps, *std::move(updated));
+    if (done.ok()) return true;
+    last = done.status();
+  }
+  LogWarn(kComponent, "reset ConfigMap not written",
+          {{"job", job.id.job_id}, {"operation", ResetOperationName(write.op)}, {"error", last}});
+  ErrorCounter("reset_config").Increment();
+  return false;
+}
+
+bool RecoveryExecutor::Patch(const store::ObjectKey& key, const store::Object& patch,
+                             int attempts) {
+  absl::Status last;
+  for (int attempt = 0; attempt < std::max(attempts, 1); ++attempt) {
+    absl::StatusOr<store::Object> done = store_.Patch(key, patch);
+    if (done.ok()) return true;
+    last = done.status();
+    if (last.code() == absl::StatusCode::kNotFound) break;
+  }
+  LogWarn(kComponent, "patch failed", {{"object", key.ToString()}, {"error", last}});
+  ErrorCounter(key.resource).Increment();
+  return false;
+}
+
+void RecoveryExecutor::RemoveFaultJobInfo(const std::string& job_id) {
+  const store::ObjectKey key{std::string(store::kConfigMaps), std::string(kFaultJobInfoNamespace),
+                             std::string(kFaultJobInfoName)};
+  absl::StatusOr<store::Object> cm = store_.Get(key);
+  if (!cm.ok()) return;
+  const store::Object& data = (*cm)["data"];
+  if (!data.is_object() || !data.contains(job_id)) return;
+  Patch(key, FaultJobInfoRemovalPatch(job_id), 3);
+}
+
+void RecoveryExecutor::Execute(Job& job, const Command& command) {
+  const std::string& job_id = job.id.job_id;
+  if (const auto* c = std::get_if<SendSignal>(&command)) {
+    const bool ok = sink_.WriteSignal(job_id, c->signal);
+    if (ok) SignalCounter(c->signal.signal_type).Increment();
+    if (!ok) ErrorCounter("signal").Increment();
+    if (c->await_result) job.inbox.push_back(SignalWritten{c->id, ok});
+  } else if (const auto* c = std::get_if<PushSwitchRankList>(&command)) {
+    job.inbox.push_back(SignalWritten{c->id, sink_.PushSwitchRankList(job_id, c->params)});
+  } else if (const auto* c = std::get_if<PushStressTestParams>(&command)) {
+    job.inbox.push_back(SignalWritten{c->id, sink_.PushStressTestParams(job_id, c->params)});
+  } else if (const auto* c = std::get_if<OmMessage>(&command)) {
+    sink_.QueueOmMessage(job_id, c->kind, c->text);
+  } else if (const auto* c = std::get_if<WriteResetConfig>(&command)) {
+    const bool ok = WriteReset(job, *c);
+    if (c->id != 0) job.inbox.push_back(WriteDone{c->id, ok});
+  } else if (const auto* c = std::get_if<PatchPodGroup>(&command)) {
+    const bool ok = Patch({std::string(store::kPodGroups), job.id.ns, job.id.pod_group_name},
+                          c->patch, c->attempts);
+    if (c->id != 0) job.inbox.push_back(WriteDone{c->id, ok});
+  } else if (const auto* c = std::get_if<PatchPod>(&command)) {
+    Patch({std::string(store::kPods), job.id.ns, c->pod_name}, c->patch, c->attempts);
+  } else if (const auto* c = std::get_if<PatchNode>(&command)) {
+    Patch({std::string(store::kNodes), "", c->node}, c->patch, c->attempts);
+  } else if (const auto* c = std::get_if<UpdateFaultJobInfo>(&command)) {
+    if (c->remove) {
+      const absl::Time at = clock_.Now() + c->delay;
+      {
+        absl::MutexLock lock(&mu_);
+        removals_.push_back({at, job_id});
+      }
+      Wake(job_id, at);
+    } else {
+      // The super-pod node sets need the fault centre's topology (issue 5); logged for now.
+      LogInfo(kComponent, "fault-job-info record skipped", {{"job", job_id}});
+    }
+  } else if (const auto* c = std::get_if<ArmTimer>(&command)) {
+    Wake(job_id, c->at);
+  } else if (const auto* c = std::get_if<ReplyReport>(&command)) {
+    sink_.Reply(c->ticket, c->code, c->info);
+  } else if (const auto* c = std::get_if<ReportRetryFaults>(&command)) {
+    if (fault_centre_ != nullptr) fault_centre_->ReportRetryFaults(job_id, c->faults, c->at);
+  } else if (const auto* c = std::get_if<ReportNotRetryable>(&command)) {
+    if (fault_centre_ != nullptr) fault_centre_->ReportNotRetryable(job_id, c->pod_ranks);
+  } else if (const auto* c = std::get_if<IgnoreStressTestFaults>(&command)) {
+    if (fault_centre_ != nullptr) {
+      fault_centre_->IgnoreStressTestFaults(job_id, c->nodes, c->ignore);
+    }
+  } else if (const auto* c = std::get_if<EndStreams>(&command)) {
+    sink_.EndStreams(job_id, c->keep_stream_id);
+  } else if (std::holds_alternative<ForgetJob>(command)) {
+    absl::Status s =
+        store_.Delete({std::string(store::kConfigMaps), job.id.ns, RecordConfigMapName(job_id)});
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+      LogWarn(kComponent, "recovery record not deleted", {{"job", job_id}, {"error", s}});
+    }
+    job.last_record.clear();
+    // The controller itself goes once this strand has finished (see Drain callers).
+    absl::MutexLock lock(&mu_);
+    jobs_.erase(job_id);
+  } else if (const auto* c = std::get_if<Note>(&command)) {
+    NoteCounter(c->kind).Increment();
+    LogInfo(kComponent, c->message, {{"job", job_id}, {"kind", c->kind}});
+  }
+}
+
+void RecoveryExecutor::Wake(const std::string& job_id, absl::Time at) {
+  if (!queue_) return;
+  queue_->AddAfter(job_id, at - clock_.Now());
+}
+
+void RecoveryExecutor::Start(int workers) {
+  if (queue_) return;
+  queue_ = std::make_unique<WorkQueue>("recovery", clock_);
+  for (const std::string& id : Jobs()) queue_->Add(id);
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+void RecoveryExecutor::Stop() {
+  if (!queue_) return;
+  queue_->ShutDown();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  queue_.reset();
+}
+
+void RecoveryExecutor::WorkerLoop() {
+  while (absl::optional<std::string> key = queue_->Get()) {
+    if (std::shared_ptr<Job> job = Find(*key)) {
+      {
+        absl::MutexLock lock(&job->mu);
+        QueueDueTimers(*job);
+      }
+      Drain(job);
+    }
+    std::vector<std::string> removals;
+    {
+      absl::MutexLock lock(&mu_);
+      const absl::Time now = clock_.Now();
+      for (auto it = removals_.begin(); it != removals_.end();) {
+        if (it->at <= now && it->job_id == *key) {
+          removals.push_back(it->job_id);
+          it = removals_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (const std::string& id : removals) RemoveFaultJobInfo(id);
+    queue_->Done(*key);
+  }
+}
+
+std::optional<JobRecovery> RecoveryExecutor::Snapshot(const std::string& job_id) const {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) return std::nullopt;
+  absl::MutexLock lock(&job->mu);
+  return job->state;
+}
+
+std::string RecoveryExecutor::CurrentUuid(const std::string& job_id) const {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) return "";
+  absl::MutexLock lock(&job->mu);
+  return job->state.uuid;
+}
+
+}  // namespace clusterd::recovery

@@ -1,0 +1,158 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/work_queue.h"
+#include "recovery/command.h"
+#include "recovery/event.h"
+#include "recovery/job_recovery.h"
+#include "store/object_store.h"
+
+namespace clusterd::recovery {
+
+// Where signals, OM pushes and RPC answers go. The gRPC stream adapter implements it; calls come
+// from the job's strand (one at a time per job, possibly different threads for different jobs).
+class SignalSink {
+ public:
+  virtual ~SignalSink() = default;
+  // Writes `signal` to the job's ProcessManageSignal stream (with the stream's own write
+  // retries). False when there is no stream or the write failed.
+  virtual bool WriteSignal(const std::string& job_id, const Signal& signal) = 0;
+  // §12 SubscribeNotifySwitch and §13 SubscribeNotifyExecStressTest pushes.
+  virtual bool PushSwitchRankList(const std::string& job_id, const NicSwitchParams& params) = 0;
+  virtual bool PushStressTestParams(const std::string& job_id,
+                                    const std::map<int64_t, std::vector<int64_t>>& params) = 0;
+  // §12/§13 OM messages for the one-shot operator streams.
+  virtual void QueueOmMessage(const std::string& job_id, OmKind kind, const std::string& text) = 0;
+  // Ends every subscription stream of the job except `keep_stream_id` (0: all), and drops the
+  // job's queued OM messages (§6.6).
+  virtual void EndStreams(const std::string& job_id, uint64_t keep_stream_id) = 0;
+  // Answers the RPC that carried `ticket`.
+  virtual void Reply(uint64_t ticket, int32_t code, const std::string& info) = 0;
+};
+
+// The fault centre's side of §8.2 step 5, §9.8 and §13 (the fault centre, issue 5, implements
+// it). Optional: without one these commands are only logged.
+class FaultCentrePort {
+ public:
+  virtual ~FaultCentrePort() = default;
+  virtual void ReportRetryFaults(const std::string& job_id, const std::vector<FaultRank>& faults,
+                                 absl::Time at) = 0;
+  virtual void ReportNotRetryable(const std::string& job_id,
+                                  const std::vector<int64_t>& pod_ranks) = 0;
+  virtual void IgnoreStressTestFaults(const std::string& job_id,
+                                      const std::vector<std::string>& nodes, bool ignore) = 0;
+};
+
+// Where the job's objects live.
+struct JobIdentity {
+  std::string job_id;
+  std::string ns;
+  std::string pod_group_name;
+  std::string job_name;  // reset-config-<job_name>
+};
+
+// Reads the job's current view; the default reads the PodGroup and the pods whose annotation
+// scheduling.k8s.io/group-name names it.
+using JobViewReader = std::function<absl::StatusOr<JobView>(const JobIdentity&)>;
+
+// Runs the recovery controllers of all registered jobs: feeds events to the pure machine, writes
+// the durable record, then carries out the commands (store writes through the ObjectStore,
+// signals through the SignalSink, timers through the Clock) and feeds their outcomes back.
+//
+// Each job is a strand: its events are processed one at a time, in order. Tests drive it on
+// their own thread with RunPending() and RunDue() (with a ManualClock nothing happens by
+// itself); production calls Start(n), which runs n workers on a keyed WorkQueue and wakes
+// jobs when their timers are due.
+class RecoveryExecutor {
+ public:
+  RecoveryExecutor(store::ObjectStore& store, Clock& clock, SignalSink& sink,
+                   FaultCentrePort* fault_centre = nullptr, JobViewReader view_reader = nullptr);
+  ~RecoveryExecutor();
+  RecoveryExecutor(const RecoveryExecutor&) = delete;
+  RecoveryExecutor& operator=(const RecoveryExecutor&) = delete;
+
+  // Register (§2.3): creates the job's controller. A durable record of a cycle in flight is
+  // resumed instead (its configuration snapshot wins). A job that already has a controller is
+  // left alone. Reads the job's view once.
+  absl::Status AddJob(const JobIdentity& id, const JobConfig& config);
+  // Start-up: resumes every recorded cycle in flight, so that its timers run even before the
+  // client registers again. Returns how many were resumed.
+  absl::StatusOr<int> RestoreAll();
+  bool HasJob(const std::string& job_id) const;
+  std::vector<std::string> Jobs() const;
+
+  // Queues `event` for the job. NotFound when the job has no controller.
+  absl::Status Post(const std::string& job_id, Event event);
+  // Re-reads the job's objects and queues JobViewChanged (call it from pod / PodGroup watches).
+  absl::Status RefreshView(const std::string& job_id);
+
+  // Processes every queued event of every job on the calling thread, including the outcomes
+  // the commands feed back. Returns the number of events processed.
+  size_t RunPending();
+  // Queues TimerFired for every timer due at clock.Now(), runs delayed store clean-ups, then
+  // RunPending().
+  size_t RunDue();
+
+  // Production: `workers` threads process the jobs; timers wake their job by themselves.
+  void Start(int workers);
+  void Stop();
+
+  // A copy of the job's controller state (for `clusterctl get recovery`, tests).
+  std::optional<JobRecovery> Snapshot(const std::string& job_id) const;
+  // The job's current uuid, for keep-alives ("" when unknown).
+  std::string CurrentUuid(const std::string& job_id) const;
+
+ private:
+  struct Job {
+    JobIdentity id;
+    absl::Mutex mu;  // the strand: held while the job's events are processed
+    JobRecovery state ABSL_GUARDED_BY(mu);
+    std::string last_record ABSL_GUARDED_BY(mu);  // what is in the store
+    std::deque<Event> inbox ABSL_GUARDED_BY(mu);
+  };
+  struct DelayedRemoval {
+    absl::Time at;
+    std::string job_id;
+  };
+
+  std::shared_ptr<Job> Find(const std::string& job_id) const;
+  size_t Drain(const std::shared_ptr<Job>& job);
+  void QueueDueTimers(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void Persist(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void Execute(Job& job, const Command& command) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  bool WriteReset(const Job& job, const WriteResetConfig& write);
+  bool Patch(const store::ObjectKey& key, const store::Object& patch, int attempts);
+  void RemoveFaultJobInfo(const std::string& job_id);
+  void Wake(const std::string& job_id, absl::Time at);
+  void WorkerLoop();
+  absl::StatusOr<JobView> ReadView(const JobIdentity& id) const;
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  SignalSink& sink_;
+  FaultCentrePort* fault_centre_;
+  JobViewReader view_reader_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::vector<DelayedRemoval> removals_ ABSL_GUARDED_BY(mu_);
+
+  std::unique_ptr<WorkQueue> queue_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace clusterd::recovery

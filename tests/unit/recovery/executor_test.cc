@@ -1,0 +1,320 @@
+// The executor against the memory store, a ManualClock and a recording SignalSink.
+
+#include "recovery/executor.h"
+
+#include "absl/synchronization/notification.h"
+#include "common/check_code.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recovery/record.h"
+#include "store/memory/memory_store.h"
+#include "unit/recovery/harness.h"
+
+namespace clusterd::recovery {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::MakeConfig;
+
+class RecordingSink : public SignalSink {
+ public:
+  explicit RecordingSink(store::ObjectStore& store) : store_(store) {}
+
+  bool WriteSignal(const std::string& job_id, const Signal& signal) override {
+    // The durable record must already describe the cycle that sends this signal.
+    auto cm = store_.Get({"configmaps", "ns", RecordConfigMapName(job_id)});
+    if (signal.signal_type != "preExitProcess" && signal.signal_type != "keep-alive") {
+      records_before_signal.push_back(cm.ok() ? RecordFromConfigMap(*cm)->uuid : "<none>");
+    }
+    signals.push_back(signal);
+    if (on_signal) on_signal();
+    return stream_open;
+  }
+  bool PushSwitchRankList(const std::string&, const NicSwitchParams&) override { return true; }
+  bool PushStressTestParams(const std::string&,
+                            const std::map<int64_t, std::vector<int64_t>>&) override {
+    return true;
+  }
+  void QueueOmMessage(const std::string&, OmKind, const std::string& text) override {
+    om.push_back(text);
+  }
+  void EndStreams(const std::string&, uint64_t keep) override { ended.push_back(keep); }
+  void Reply(uint64_t ticket, int32_t code, const std::string& info) override {
+    replies[ticket] = {code, info};
+  }
+
+  std::vector<std::string> Types() const {
+    std::vector<std::string> out;
+    for (const Signal& s : signals) {
+      out.push_back(s.change_strategy.empty() ? s.signal_type
+                                              : s.signal_type + ":" + s.change_strategy);
+    }
+    return out;
+  }
+
+  store::ObjectStore& store_;
+  bool stream_open = true;
+  std::vector<Signal> signals;
+  std::vector<std::string> records_before_signal;
+  std::vector<std::string> om;
+  std::vector<uint64_t> ended;
+  std::map<uint64_t, std::pair<int32_t, std::string>> replies;
+  std::function<void()> on_signal;
+};
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  ExecutorTest() : sink_(store_) { Seed(/*reset_config=*/true); }
+
+  void Seed(bool reset_config) {
+    store::Object pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                        {"kind", "PodGroup"},
+                        {"metadata",
+                         {{"name", "demo-j"},
+                          {"namespace", "ns"},
+                          {"labels", {{"process-recover-enable", "on"}}},
+                          {"annotations", {{"recover-strategy", "recover"}}}}},
+                        {"status", {{"phase", "Running"}}}};
+    ASSERT_TRUE(store_.Create("podgroups", pg).ok());
+    for (int r = 0; r < 2; ++r) {
+      store::Object pod = {
+          {"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", "demo-" + std::to_string(r)},
+            {"namespace", "ns"},
+            {"annotations",
+             {{"hccl/rankIndex", std::to_string(r)},
+              {"scheduling.k8s.io/group-name", "demo-j"},
+              {"huawei.com/AscendReal", "Ascend910-0"}}}}},
+          {"spec",
+           {{"containers",
+             {{{"name", "c"}, {"resources", {{"limits", {{"huawei.com/Ascend910", 8}}}}}}}}}},
+          {"status", {{"phase", "Running"}}}};
+      ASSERT_TRUE(store_.Create("pods", pod).ok());
+    }
+    if (reset_config) {
+      store::Object cm = {
+          {"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", "reset-config-demo"}, {"namespace", "ns"}}},
+          {"data", {{"reset.json", R"({"status":"initializing"})"}, {"checkCode", ""}}}};
+      ASSERT_TRUE(store_.Create("configmaps", cm).ok());
+    }
+  }
+
+  JobIdentity Id() const { return JobIdentity{"J", "ns", "demo-j", "demo"}; }
+
+  std::string ResetJson() {
+    auto cm = store_.Get({"configmaps", "ns", "reset-config-demo"});
+    return cm.ok() ? (*cm)["data"]["reset.json"].get<std::string>() : "<missing>";
+  }
+
+  void Post(RecoveryExecutor& ex, Event e) { ASSERT_TRUE(ex.Post("J", std::move(e)).ok()); }
+
+  ManualClock clock_{testing::T0()};
+  store::MemoryStore store_;
+  RecordingSink sink_;
+};
+
+TEST_F(ExecutorTest, DrivesACycleThroughTheStoreAndTheSink) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  ex.RunPending();
+  EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"FaultFlushing\":false"));
+  auto cm = store_.Get({"configmaps", "ns", "reset-config-demo"});
+  EXPECT_EQ((*cm)["data"]["checkCode"], Sha256Hex((*cm)["data"]["reset.json"].get<std::string>()));
+  EXPECT_THAT(sink_.ended, ElementsAre(1u));
+
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+  EXPECT_EQ(sink_.replies.at(7).second, "receive ReportProcessFault");
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"FaultFlushing\":true"));
+  // Written before the signal, with the signal's uuid.
+  EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
+  // The pod got its fault-type label.
+  auto pod = store_.Get({"pods", "ns", "demo-1"});
+  EXPECT_EQ((*pod)["metadata"]["labels"]["fault-type"], "software");
+
+  Post(ex, StopCompleteReported{0, 8});
+  ex.RunPending();
+  EXPECT_EQ(sink_.replies.at(8).second,
+            "jobId=J, uuid=" + sink_.signals[0].uuid + ", receive ReportStopComplete");
+  clock_.Advance(absl::Seconds(1));
+  ex.RunDue();
+  clock_.Advance(absl::Seconds(10));
+  ex.RunDue();
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault"));
+  EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"RankId\":15"));
+
+  Post(ex, RecoverStrategyReported{{"recover", "exit"}, 9});
+  ex.RunPending();
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault", "changeStrategy:recover"));
+  Post(ex, RecoverStatusReported{0, "recover", {}, 10});
+  ex.RunPending();
+  auto pg = store_.Get({"podgroups", "ns", "demo-j"});
+  EXPECT_EQ((*pg)["metadata"]["annotations"]["ProcessRecoverStatus"], "recover-success");
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
+  auto record = RecordFromConfigMap(*store_.Get({"configmaps", "ns", "clusterd-recovery-j"}));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->state, State::kInit);
+}
+
+TEST_F(ExecutorTest, RestartMidCycleResumesFromTheRecord) {
+  std::string uuid;
+  {
+    RecoveryExecutor ex(store_, clock_, sink_);
+    ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+    Post(ex, Subscribed{1});
+    Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+    ex.RunPending();
+    uuid = ex.CurrentUuid("J");
+    ASSERT_FALSE(uuid.empty());
+  }  // clusterd dies here (SIGKILL: nothing more is written)
+  sink_.signals.clear();
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_EQ(*ex.RestoreAll(), 1);
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitReportStopComplete);
+  EXPECT_TRUE(ex.Snapshot("J")->resumed);
+  // The client re-registers (no-op) and re-subscribes: the cycle continues.
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{2});
+  Post(ex, StopCompleteReported{0, 2});
+  ex.RunPending();
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitFaultFlushFinished);
+  EXPECT_EQ(ex.CurrentUuid("J"), uuid);
+  EXPECT_TRUE(sink_.signals.empty());
+}
+
+TEST_F(ExecutorTest, RestartWhileTheStopSignalWasUnconfirmedSendsItAgain) {
+  sink_.stream_open = true;
+  {
+    RecoveryExecutor ex(store_, clock_, sink_);
+    ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+    Post(ex, Subscribed{1});
+    ex.RunPending();
+    // Die inside the signal write: the record is written, the write result never arrives.
+    sink_.on_signal = [] { throw std::runtime_error("killed"); };
+    Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+    EXPECT_THROW(ex.RunPending(), std::runtime_error);
+  }
+  sink_.on_signal = nullptr;
+  const Signal first = sink_.signals.back();
+  sink_.signals.clear();
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  ex.RunPending();
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kNotifyStopTrain);
+  EXPECT_TRUE(sink_.signals.empty());  // nothing before the client is back
+  Post(ex, Subscribed{2});
+  ex.RunPending();
+  ASSERT_EQ(sink_.signals.size(), 1u);
+  EXPECT_EQ(sink_.signals[0], first);
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitReportStopComplete);
+}
+
+TEST_F(ExecutorTest, MissingResetConfigMapKillsTheJob) {
+  store_.Delete({"configmaps", "ns", "reset-config-demo"}).IgnoreError();
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();
+  EXPECT_THAT(sink_.Types(), ElementsAre("killMaster"));
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
+}
+
+TEST_F(ExecutorTest, HotResetModeRefusesTheWrite) {
+  auto cm = *store_.Get({"configmaps", "ns", "reset-config-demo"});
+  cm["data"]["reset.json"] = R"({"RankList":[{"RankId":1,"Policy":"reset"}],"RetryTime":0})";
+  ASSERT_TRUE(store_.Update("configmaps", cm).ok());
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();
+  EXPECT_THAT(sink_.Types(), ElementsAre("killMaster"));
+  EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"Policy\":\"reset\""));
+}
+
+TEST_F(ExecutorTest, NoStreamMeansTheSignalFails) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  sink_.stream_open = false;
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();
+  // stop not written -> FaultClear -> FaultRetry (label pause).
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kFaultRetry);
+  auto pg = store_.Get({"podgroups", "ns", "demo-j"});
+  EXPECT_EQ((*pg)["metadata"]["labels"]["process-recover-enable"], "pause");
+  clock_.Advance(absl::Seconds(5));
+  ex.RunDue();
+  pg = store_.Get({"podgroups", "ns", "demo-j"});
+  EXPECT_EQ((*pg)["metadata"]["labels"]["process-recover-enable"], "on");
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
+}
+
+TEST_F(ExecutorTest, JobDeletionDropsTheControllerAndItsRecord) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();
+  ASSERT_TRUE(store_.Get({"configmaps", "ns", "clusterd-recovery-j"}).ok());
+  Post(ex, JobDeleted{});
+  ex.RunPending();
+  EXPECT_FALSE(ex.HasJob("J"));
+  EXPECT_FALSE(store_.Get({"configmaps", "ns", "clusterd-recovery-j"}).ok());
+  EXPECT_FALSE(ex.Post("J", Subscribed{3}).ok());
+}
+
+TEST_F(ExecutorTest, FaultJobInfoEntryRemovedTenSecondsAfterRecoverSuccess) {
+  store::Object info = {{"apiVersion", "v1"},
+                        {"kind", "ConfigMap"},
+                        {"metadata", {{"name", "fault-job-info"}, {"namespace", "cluster-system"}}},
+                        {"data", {{"J", "{}"}, {"K", "{}"}}}};
+  ASSERT_TRUE(store_.Create("configmaps", info).ok());
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  Post(ex, StopCompleteReported{0, 2});
+  ex.RunPending();
+  clock_.Advance(absl::Seconds(1));
+  ex.RunDue();
+  clock_.Advance(absl::Seconds(10));
+  ex.RunDue();
+  Post(ex, RecoverStrategyReported{{"recover"}, 3});
+  Post(ex, RecoverStatusReported{0, "recover", {}, 4});
+  ex.RunPending();
+  EXPECT_TRUE(
+      (*store_.Get({"configmaps", "cluster-system", "fault-job-info"}))["data"].contains("J"));
+  ASSERT_EQ(ex.Snapshot("J")->state, State::kInit);
+  ASSERT_EQ(ex.Snapshot("J")->history.back().event, "recoverSuccess");
+  clock_.Advance(absl::Seconds(10));
+  ex.RunDue();
+  const auto data = (*store_.Get({"configmaps", "cluster-system", "fault-job-info"}))["data"];
+  EXPECT_FALSE(data.contains("J"));
+  EXPECT_TRUE(data.contains("K"));
+}
+
+TEST_F(ExecutorTest, WorkersProcessEventsByThemselves) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  absl::Notification stopped;
+  sink_.on_signal = [&stopped] {
+    if (!stopped.HasBeenNotified()) stopped.Notify();
+  };
+  ex.Start(2);
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ASSERT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ex.Stop();
+  EXPECT_EQ(sink_.signals[0].signal_type, "stopTrain");
+}
+
+}  // namespace
+}  // namespace clusterd::recovery

@@ -1,0 +1,232 @@
+// The durable record: round trips at every step of whole timelines, and resuming a cycle.
+
+#include "recovery/record.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "recovery/machine.h"
+#include "unit/recovery/harness.h"
+
+namespace clusterd::recovery {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::Harness;
+using testing::Hw;
+using testing::MakeConfig;
+using testing::MakeView;
+
+// What a restore gives back: everything but the view, the stream and blocked RPCs.
+JobRecovery Restorable(JobRecovery job) {
+  job.view = JobView{};
+  job.stream_id = 0;
+  job.resumed = true;
+  job.mailboxes.stop_complete.blocked.clear();
+  job.mailboxes.recover_strategy.blocked.clear();
+  job.mailboxes.recover_status.blocked.clear();
+  job.mailboxes.nic_result.blocked.clear();
+  job.mailboxes.stress_result.blocked.clear();
+  return job;
+}
+
+void ExpectRoundTrip(const JobRecovery& job) {
+  const store::Object cm = RecordConfigMap(job, "ns");
+  absl::StatusOr<JobRecovery> back = RecordFromConfigMap(cm);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == Restorable(job)) << "state " << StateName(job.state) << "\n"
+                                        << RecordToJson(job).dump() << "\n"
+                                        << RecordToJson(*back).dump();
+}
+
+TEST(Record, RoundTripsAtEveryStepOfTheSection15Sequence) {
+  Harness h(MakeConfig("retry,recover,dump"), MakeView(2, 8));
+  int steps = 0;
+  h.on_step = [&steps](const JobRecovery& job) {
+    ++steps;
+    ExpectRoundTrip(job);
+  };
+  h.Subscribe();
+  h.Hardware({Hw(10, 1)});
+  h.Elapse(absl::Seconds(3));
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  h.Status(0, "recover");  // early: kept in the mailbox
+  h.Elapse(absl::Seconds(11));
+  h.Strategies({"retry", "recover", "dump", "exit"});
+  JobView replaced = MakeView(2, 8);
+  replaced.pods[1].uid = "uid-p1-new";
+  h.Elapse(absl::Seconds(5));
+  h.View(replaced);
+  EXPECT_GT(steps, 10);
+}
+
+TEST(Record, RoundTripsThroughOmAndHotSwitchAndScaleState) {
+  Harness h(MakeConfig("elastic-training,dump",
+                       {{"subHealthyStrategy", "hotSwitch"}, {"framework", "pytorch"}}),
+            MakeView(3, 8));
+  h.on_step = [](const JobRecovery& job) { ExpectRoundTrip(job); };
+  h.Subscribe();
+  h.Apply(StressTestRequested{StressParams{{"n1", {{0, {0, 1}}}}}, h.Ticket()});
+  h.StopComplete(0);
+  StressResults results;
+  results[0]["aic"] = {"3", "timeout"};
+  h.Apply(StressTestResultReplied{results, h.Ticket()});
+  h.StopComplete(0);
+  h.Elapse(absl::Seconds(11));
+  h.Strategies({"downgrade", "dump", "exit"});
+  h.Status(201, "downgrade", {16});
+  h.Status(0, "downgrade");
+  EXPECT_EQ(h.state(), State::kScaleRunning);
+  h.Subscribe();
+  h.Hardware({Hw(9, 1, "80C98008", false, "SubHealthFault")}, "SubHealthy");
+  EXPECT_EQ(h.state(), State::kWaitNewPod);
+}
+
+TEST(Record, CorruptRecordsAreRejectedWithAReason) {
+  EXPECT_FALSE(RecordFromJson(nlohmann::ordered_json::object()).ok());
+  nlohmann::ordered_json r = RecordToJson(NewJobRecovery("J", MakeConfig("recover")));
+  r["state"] = "NoSuchState";
+  auto bad = RecordFromJson(r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("NoSuchState"));
+  store::Object cm = {{"metadata", {{"name", "clusterd-recovery-J"}, {"namespace", "ns"}}},
+                      {"data", {{"record.json", "{"}}}};
+  EXPECT_FALSE(RecordFromConfigMap(cm).ok());
+  EXPECT_EQ(RecordConfigMapName("J"), "clusterd-recovery-j");
+}
+
+// Builds a controller restored from the record of `h` (as a restarted clusterd would).
+Harness Restore(const Harness& h, JobView view) {
+  absl::StatusOr<JobRecovery> back = RecordFromConfigMap(RecordConfigMap(h.job(), "ns"));
+  EXPECT_TRUE(back.ok());
+  Harness r(h.job().config, view);
+  r.mutable_job() = *back;
+  r.mutable_job().view = view;
+  return r;
+}
+
+TEST(Resume, SubscribeAfterRestoreContinuesTheCycle) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  h.Elapse(absl::Seconds(11));
+  ASSERT_EQ(h.state(), State::kWaitReportRecoverStrategy);
+  const std::string uuid = h.job().uuid;
+
+  Harness r = Restore(h, MakeView(2, 8));
+  EXPECT_TRUE(r.job().resumed);
+  const std::vector<Command> resume = ResumeCommands(r.job());
+  EXPECT_FALSE(resume.empty());  // the report wait and the schedule watcher are re-armed
+  r.Subscribe();
+  EXPECT_EQ(r.state(), State::kWaitReportRecoverStrategy);
+  EXPECT_EQ(r.job().uuid, uuid);
+  EXPECT_TRUE(r.ResetOps().empty());
+  EXPECT_FALSE(r.job().resumed);
+  EXPECT_EQ(r.Notes("resume").size(), 1u);
+  r.Strategies({"recover", "exit"});
+  EXPECT_EQ(r.Signals().back().change_strategy, "recover");
+  EXPECT_EQ(r.Signals().back().uuid, uuid);
+  // A later Subscribe on the live server resets again (quirk 2 kept).
+  r.Subscribe();
+  EXPECT_EQ(r.state(), State::kInit);
+}
+
+TEST(Resume, UnansweredSignalIsSentAgainWithTheSameUuid) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ack_signals = false;  // crash after the record was written, before the write result
+  h.ProcessFault({{10, 1}});
+  ASSERT_EQ(h.state(), State::kNotifyStopTrain);
+  const SendSignal sent = h.All<SendSignal>().back();
+
+  Harness r = Restore(h, MakeView(2, 8));
+  r.ack_signals = false;
+  r.Subscribe();
+  const auto again = r.All<SendSignal>();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, sent.id);
+  EXPECT_EQ(again[0].signal, sent.signal);
+  r.ack_signals = true;
+  r.Apply(SignalWritten{sent.id, true});
+  EXPECT_EQ(r.state(), State::kWaitReportStopComplete);
+}
+
+TEST(Resume, SignalAnsweredWhileDownIsNotSentAgain) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ack_signals = false;
+  h.ProcessFault({{10, 1}});
+
+  Harness r = Restore(h, MakeView(2, 8));
+  // The client got the stop signal before the crash and reports before re-subscribing.
+  r.StopComplete(0);
+  EXPECT_EQ(r.state(), State::kNotifyStopTrain);
+  r.Subscribe();
+  EXPECT_TRUE(r.All<SendSignal>().empty());
+  EXPECT_EQ(r.state(), State::kWaitFaultFlushFinished);
+}
+
+TEST(Resume, PendingWriteIsIssuedAgain) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ack_writes = false;
+  h.ProcessFault({{10, 1}});
+  ASSERT_EQ(h.job().phase, Phase::kAwaitWrite);
+  const WriteResetConfig pending = h.All<WriteResetConfig>().back();
+  const std::vector<Command> resume = ResumeCommands(Restore(h, MakeView(2, 8)).job());
+  bool found = false;
+  for (const Command& c : resume) {
+    if (const auto* w = std::get_if<WriteResetConfig>(&c)) {
+      EXPECT_EQ(w->id, pending.id);
+      EXPECT_EQ(w->op, ResetOperation::kNotifyFaultFlushing);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Resume, TimerDueDuringTheOutageFiresOnRestart) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Elapse(absl::Minutes(15));  // the StopComplete wait expired while clusterd was down
+  EXPECT_EQ(r.state(), State::kFaultRetry);
+}
+
+TEST(Resume, SignalDueBeforeTheClientIsBackIsHeldUntilItSubscribes) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  ASSERT_EQ(h.state(), State::kWaitFaultFlushFinished);
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Elapse(absl::Seconds(11));  // flush wait and force-release pause run out while down
+  EXPECT_EQ(r.state(), State::kNotifyGlobalFault);
+  EXPECT_TRUE(r.All<SendSignal>().empty());
+  r.Subscribe();
+  ASSERT_EQ(r.All<SendSignal>().size(), 1u);
+  EXPECT_EQ(r.Signals()[0].signal_type, "globalFault");
+  EXPECT_EQ(r.state(), State::kWaitReportRecoverStrategy);
+}
+
+TEST(Resume, HeldSignalFailsWhenTheClientNeverComesBack) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Elapse(absl::Seconds(11));
+  r.Elapse(absl::Minutes(15));
+  // globalFault fails -> killMaster, which cannot be delivered either: 60 s later the
+  // controller resets, so the returning client starts from a clean INIT.
+  EXPECT_EQ(r.state(), State::kNotifyKillJob);
+  r.Elapse(absl::Seconds(60));
+  EXPECT_EQ(r.state(), State::kInit);
+  EXPECT_TRUE(r.Signals().empty());
+  EXPECT_FALSE(r.job().resumed);
+}
+
+}  // namespace
+}  // namespace clusterd::recovery
