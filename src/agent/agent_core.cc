@@ -1,0 +1,375 @@
+#include "agent/agent_core.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_join.h"
+#include "agent/agent_metrics.h"
+#include "common/log.h"
+#include "model/config_map_names.h"
+#include "model/device_info.h"
+#include "model/node_info.h"
+#include "model/npu_name_list.h"
+#include "model/upgrade_fault_reason.h"
+
+namespace clusterd::agent {
+namespace {
+
+constexpr std::string_view kComponent = "npu-agent";
+
+std::map<std::string, std::string> CimLabels() {
+  return {{std::string(model::kConsumerCimLabel), "true"}};
+}
+
+void Earliest(std::optional<int64_t>& best, std::optional<int64_t> t) {
+  if (t.has_value() && (!best.has_value() || *t < *best)) best = t;
+}
+
+}  // namespace
+
+AgentCore::AgentCore(AgentOptions options, store::ObjectStore& store, const Clock& clock)
+    : options_(std::move(options)), store_(store), clock_(clock) {}
+
+int64_t AgentCore::NowMs() const { return absl::ToUnixMillis(clock_.Now()); }
+
+void AgentCore::ReportNotes(const std::vector<PolicyNote>& notes) {
+  for (const PolicyNote& note : notes) {
+    LogWarn(kComponent, "policy problem tolerated",
+            {{"file", note.file}, {"kind", note.kind}, {"detail", note.message}});
+    AgentMetrics::PolicyIssues(note.file, note.kind).Increment();
+  }
+}
+
+absl::Status AgentCore::Start() {
+  start_ms_ = NowMs();
+  auto fault_config =
+      ReadConfigMapData(store_, model::kFaultConfigNamespace, model::kFaultConfigName);
+  if (!fault_config.ok()) {
+    LogWarn(kComponent, "cannot read the fault policy configmap",
+            {{"error", fault_config.status()}});
+    fault_config = std::optional<ConfigMapData>();
+  }
+  absl::StatusOr<DevicePolicyLoad> device =
+      LoadDevicePolicy(options_.files, fault_config->has_value() ? &**fault_config : nullptr);
+  if (!device.ok()) return device.status();
+  ReportNotes(device->notes);
+  loaded_fault_config_ = *fault_config;
+
+  auto node_config =
+      ReadConfigMapData(store_, model::kNodeFaultConfigNamespace, model::kNodeFaultConfigName);
+  if (!node_config.ok()) node_config = std::optional<ConfigMapData>();
+  absl::StatusOr<NodePolicyLoad> node =
+      LoadNodePolicy(options_.files, node_config->has_value() ? &**node_config : nullptr, nullptr);
+  if (!node.ok()) return node.status();
+  ReportNotes(node->notes);
+  node_catalog_ = node->catalog;
+  loaded_node_config_ = *node_config;
+
+  faults::DeviceEngineOptions engine_options;
+  engine_options.profile = options_.profile;
+  for (int i = 0; i < options_.num_npus; ++i) engine_options.npu_ids.push_back(i);
+  engine_options.grace_tolerance = options_.grace_tolerance;
+  engine_ = std::make_unique<faults::DeviceFaultEngine>(engine_options, device->policy, start_ms_);
+  GraceOptions grace;
+  grace.enabled = options_.grace_tolerance;
+  grace.profile = options_.profile;
+  grace.num_npus = options_.num_npus;
+  grace.reset_duration_ms = options_.reset_duration_ms;
+  grace.reset_fail_npus = options_.reset_fail_npus;
+  grace_ = std::make_unique<GraceController>(options_.node, std::move(grace), store_);
+
+  // §5.5: ManuallySeparateNPU and UpgradeFaultReason survive a restart through the ConfigMap.
+  auto own = ReadConfigMapData(store_, model::kDeviceInfoNamespace,
+                               model::DeviceInfoConfigMapName(options_.node));
+  if (own.ok() && own->has_value()) {
+    const ConfigMapData& data = **own;
+    std::vector<std::string> names;
+    model::UpgradeFaultReasons reasons;
+    if (auto it = data.find(std::string(model::kManuallySeparateNpuKey)); it != data.end()) {
+      names = model::SplitNpuNames(it->second);
+    }
+    if (auto it = data.find(std::string(model::kUpgradeFaultReasonKey)); it != data.end()) {
+      auto parsed = model::ParseUpgradeFaultReasons(it->second);
+      if (parsed.ok()) {
+        reasons = *std::move(parsed);
+      } else {
+        LogWarn(kComponent, "ignoring the stored UpgradeFaultReason", {{"error", parsed.status()}});
+      }
+    }
+    engine_->Restore(names, reasons, start_ms_);
+    LogInfo(kComponent, "restored from the device-info configmap",
+            {{"manually_separated", absl::StrJoin(names, ",")},
+             {"reasons", static_cast<int64_t>(reasons.size())}});
+  }
+  auto node_cm = ReadConfigMapData(store_, model::kNodeInfoNamespace,
+                                   model::NodeInfoConfigMapName(options_.node));
+  node_cm_present_ = node_cm.ok() && node_cm->has_value();
+  events_pending_ = true;  // the first cycle writes, replacing whatever the CM held
+  LogInfo(kComponent, "started",
+          {{"node", options_.node},
+           {"chip", options_.profile.device_type},
+           {"npus", options_.num_npus},
+           {"faultCode.json", device->sources["faultCode.json"]},
+           {"faultCustomization.json", device->sources["faultCustomization.json"]},
+           {"NodeDConfiguration.json", node->source}});
+  return absl::OkStatus();
+}
+
+void AgentCore::AddSchedule(std::unique_ptr<EventSchedule> schedule) {
+  schedules_.push_back(std::move(schedule));
+}
+
+bool AgentCore::Inject(AgentEvent event) {
+  const int64_t now = NowMs();
+  bool accepted = false;
+  if (auto* e = std::get_if<faults::NpuFaultEvent>(&event)) {
+    if (e->alarm_time_ms == 0) e->alarm_time_ms = now;
+    accepted = engine_->Submit(*e);
+  } else if (auto* s = std::get_if<faults::SwitchFaultInput>(&event)) {
+    if (s->alarm_time_ms == 0) s->alarm_time_ms = now;
+    accepted = options_.profile.family == faults::ChipFamily::kA3 && options_.switch_faults &&
+               switches_.Submit(*s);
+  } else {
+    nodes_.Submit(std::get<faults::NodeFaultInput>(event));
+    accepted = true;
+  }
+  AgentMetrics::Events(EventKind(event), accepted ? "accepted" : "rejected").Increment();
+  if (!accepted) {
+    LogWarn(kComponent, "event rejected",
+            {{"kind", EventKind(event)},
+             {"reason", std::holds_alternative<faults::SwitchFaultInput>(event)
+                            ? "switch faults are reported on A3 nodes with --switch-faults"
+                            : "unknown NPU"}});
+    return false;
+  }
+  events_pending_ = true;
+  return true;
+}
+
+void AgentCore::ObserveDeviceInfo(std::optional<ConfigMapData> data) {
+  if (!last_device_write_ms_.has_value()) return;  // the first write replaces it anyway
+  if (!data.has_value() || *data != last_device_data_) device_cm_edited_ = true;
+}
+
+void AgentCore::PopDueEvents(int64_t now_ms) {
+  for (auto& schedule : schedules_) {
+    for (auto at = schedule->NextAtMs(); at.has_value() && start_ms_ + *at <= now_ms;
+         at = schedule->NextAtMs()) {
+      ScheduledEvent due = schedule->Pop();
+      const int64_t alarm = start_ms_ + due.at_ms;
+      if (auto* e = std::get_if<faults::NpuFaultEvent>(&due.event)) e->alarm_time_ms = alarm;
+      if (auto* s = std::get_if<faults::SwitchFaultInput>(&due.event)) s->alarm_time_ms = alarm;
+      Inject(std::move(due.event));
+    }
+  }
+}
+
+void AgentCore::ReloadDevicePolicy() {
+  fault_config_dirty_ = false;
+  auto data = ReadConfigMapData(store_, model::kFaultConfigNamespace, model::kFaultConfigName);
+  if (!data.ok()) {
+    LogWarn(kComponent, "cannot read the fault policy configmap", {{"error", data.status()}});
+    return;
+  }
+  if (loaded_fault_config_.has_value() && *loaded_fault_config_ == *data) return;
+  auto load = LoadDevicePolicy(options_.files, data->has_value() ? &**data : nullptr);
+  if (!load.ok()) {
+    LogError(kComponent, "policy reload failed; keeping the previous policy",
+             {{"error", load.status()}});
+    AgentMetrics::PolicyIssues("policy", "reload_failed").Increment();
+    return;
+  }
+  ReportNotes(load->notes);
+  loaded_fault_config_ = *data;
+  engine_->SetPolicy(load->policy);
+  policy_changed_ = true;
+  LogInfo(kComponent, "device fault policy reloaded",
+          {{"faultCode.json", load->sources["faultCode.json"]},
+           {"faultCustomization.json", load->sources["faultCustomization.json"]},
+           {"SwitchFaultCode.json", load->sources["SwitchFaultCode.json"]}});
+}
+
+void AgentCore::ReloadNodePolicy() {
+  node_config_dirty_ = false;
+  auto data =
+      ReadConfigMapData(store_, model::kNodeFaultConfigNamespace, model::kNodeFaultConfigName);
+  if (!data.ok()) return;
+  if (loaded_node_config_.has_value() && *loaded_node_config_ == *data) return;
+  loaded_node_config_ = *data;
+  auto load = LoadNodePolicy(options_.files, data->has_value() ? &**data : nullptr, node_catalog_);
+  if (!load.ok()) return;
+  ReportNotes(load->notes);
+  if (load->catalog != node_catalog_) {
+    node_catalog_ = load->catalog;
+    policy_changed_ = true;
+    LogInfo(kComponent, "node fault policy reloaded", {{"source", load->source}});
+  }
+}
+
+std::optional<int64_t> AgentCore::CycleDueMs() const {
+  std::optional<int64_t> due;
+  if (events_pending_ || device_cm_edited_ || policy_changed_ || switches_.HasTransient() ||
+      nodes_.HasTransient()) {
+    return 0;
+  }
+  Earliest(due, engine_->NextDeadlineMs());
+  Earliest(due, grace_->NextDeadlineMs());
+  Earliest(due, device_retry_ms_);
+  Earliest(due, node_retry_ms_);
+  if (last_device_write_ms_.has_value()) {
+    Earliest(due, *last_device_write_ms_ + faults::kDeviceInfoRefreshMs);
+  }
+  if (node_cm_present_ && last_node_write_ms_.has_value()) {
+    Earliest(due, *last_node_write_ms_ + faults::kNodeInfoRefreshMs);
+  }
+  return due;
+}
+
+absl::Time AgentCore::NextWakeup() const {
+  std::optional<int64_t> wake;
+  if (fault_config_dirty_ || node_config_dirty_) wake = 0;
+  for (const auto& schedule : schedules_) {
+    if (auto at = schedule->NextAtMs()) Earliest(wake, start_ms_ + *at);
+  }
+  if (std::optional<int64_t> cycle = CycleDueMs()) {
+    // Cycles wait for the write spacing, so what one cycle reports is always written.
+    int64_t gated = *cycle;
+    if (last_device_write_ms_.has_value()) {
+      gated = std::max(gated, *last_device_write_ms_ + faults::kWriteSpacingMs);
+    }
+    Earliest(wake, gated);
+  }
+  return wake.has_value() ? absl::FromUnixMillis(*wake) : absl::InfiniteFuture();
+}
+
+void AgentCore::Step() {
+  const int64_t now = NowMs();
+  PopDueEvents(now);
+  if (fault_config_dirty_) ReloadDevicePolicy();
+  if (node_config_dirty_) ReloadNodePolicy();
+  const std::optional<int64_t> due = CycleDueMs();
+  if (!due.has_value() || *due > now) return;
+  if (last_device_write_ms_.has_value() && now < *last_device_write_ms_ + faults::kWriteSpacingMs) {
+    return;
+  }
+  RunCycle(now);
+}
+
+void AgentCore::RunCycle(int64_t now_ms) {
+  AgentMetrics::Cycles().Increment();
+  // §5.5: the ManuallySeparateNPU field is re-read from the ConfigMap on every write; names the
+  // operator deleted release their NPUs in this same cycle.
+  std::vector<faults::ReleasedReason> released;
+  bool edited = device_cm_edited_;
+  auto stored = ReadConfigMapData(store_, model::kDeviceInfoNamespace,
+                                  model::DeviceInfoConfigMapName(options_.node));
+  if (stored.ok() && stored->has_value()) {
+    const ConfigMapData& data = **stored;
+    auto it = data.find(std::string(model::kManuallySeparateNpuKey));
+    released =
+        engine_->ApplyPublishedManualList(model::SplitNpuNames(it == data.end() ? "" : it->second));
+    if (last_device_write_ms_.has_value() && data != last_device_data_) edited = true;
+  } else if (stored.ok() && last_device_write_ms_.has_value()) {
+    edited = true;  // deleted behind our back
+  }
+
+  std::vector<AgentEvent> driver_events;
+  grace_->BeforeCycle(*engine_, now_ms, &driver_events);
+  for (const AgentEvent& e : driver_events) engine_->Submit(std::get<faults::NpuFaultEvent>(e));
+  faults::CycleResult result = engine_->RunCycle(now_ms);
+  grace_->AfterCycle(*engine_, now_ms);
+  switches_.RunCycle(now_ms);
+  nodes_.RunCycle();
+  released.insert(released.end(), result.released.begin(), result.released.end());
+  events_pending_ = device_cm_edited_ = policy_changed_ = false;
+
+  const bool report_switches =
+      options_.profile.family == faults::ChipFamily::kA3 && options_.switch_faults;
+  faults::DeviceInfoContent content = faults::BuildDeviceInfoContent(
+      *engine_, report_switches ? &switches_ : nullptr, options_.identity, now_ms);
+  const bool changed = !last_fingerprint_.has_value() || content.fingerprint != *last_fingerprint_;
+  const bool refresh = !last_device_write_ms_.has_value() ||
+                       now_ms - *last_device_write_ms_ >= faults::kDeviceInfoRefreshMs;
+  if (changed || refresh || edited || device_retry_ms_.has_value()) {
+    WriteDeviceInfo(content, released, now_ms);
+  } else {
+    unreported_releases_.insert(unreported_releases_.end(), released.begin(), released.end());
+  }
+  WriteNodeInfo(now_ms);
+}
+
+void AgentCore::WriteDeviceInfo(const faults::DeviceInfoContent& content,
+                                const std::vector<faults::ReleasedReason>& released,
+                                int64_t now_ms) {
+  unreported_releases_.insert(unreported_releases_.end(), released.begin(), released.end());
+  ConfigMapSpec spec{std::string(model::kDeviceInfoNamespace),
+                     model::DeviceInfoConfigMapName(options_.node), CimLabels(), content.data};
+  if (absl::Status s = WriteConfigMap(store_, spec); !s.ok()) {
+    AgentMetrics::Writes("deviceinfo", "error").Increment();
+    LogWarn(kComponent, "device-info write failed; retrying in 1 s", {{"error", s}});
+    device_retry_ms_ = now_ms + faults::kWriteSpacingMs;
+    return;
+  }
+  AgentMetrics::Writes("deviceinfo", "ok").Increment();
+  ++device_writes_;
+  device_retry_ms_.reset();
+  last_device_write_ms_ = now_ms;
+  last_fingerprint_ = content.fingerprint;
+  last_device_data_ = content.data;
+  engine_->MarkPublished(content.manually_separated);
+  // Releases are announced after the write that shows them (§5.7 B).
+  for (const faults::ReleasedReason& r : unreported_releases_) {
+    AgentMetrics::Releases(r.reason.upgrade_type).Increment();
+    LogInfo(kComponent, "EventReleaseUpgradeFault",
+            {{"npu", r.npu_name},
+             {"fault_code", r.reason.fault_code},
+             {"fault_level", r.reason.fault_level},
+             {"upgrade_type", r.reason.upgrade_type},
+             {"upgrade_time", r.reason.upgrade_time}});
+  }
+  unreported_releases_.clear();
+}
+
+void AgentCore::WriteNodeInfo(int64_t now_ms) {
+  const model::NodeInfo info = nodes_.Snapshot(*node_catalog_);
+  const std::string name = model::NodeInfoConfigMapName(options_.node);
+  if (info.fault_dev_list.empty() && info.node_status == model::kNodeStatusHealthy) {
+    if (!node_cm_present_) return;
+    if (absl::Status s = DeleteConfigMap(store_, model::kNodeInfoNamespace, name); !s.ok()) {
+      AgentMetrics::Writes("nodeinfo", "error").Increment();
+      LogWarn(kComponent, "node-info delete failed; retrying in 1 s", {{"error", s}});
+      node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
+      return;
+    }
+    node_cm_present_ = false;
+    node_retry_ms_.reset();
+    last_node_info_.reset();
+    last_node_write_ms_.reset();
+    return;
+  }
+  const bool due = !last_node_info_.has_value() || !faults::SameNodeInfo(info, *last_node_info_) ||
+                   !last_node_write_ms_.has_value() ||
+                   now_ms - *last_node_write_ms_ >= faults::kNodeInfoRefreshMs ||
+                   node_retry_ms_.has_value();
+  if (!due) return;
+  ConfigMapSpec spec{
+      std::string(model::kNodeInfoNamespace),
+      name,
+      CimLabels(),
+      {{std::string(model::kNodeInfoKey), model::RenderNodeInfoValue(info)},
+       {std::string(model::kNodeInfoUpdateTimeKey),
+        model::FormatNodeInfoUpdateTime(absl::FromUnixMillis(now_ms), options_.zone)}}};
+  if (absl::Status s = WriteConfigMap(store_, spec); !s.ok()) {
+    AgentMetrics::Writes("nodeinfo", "error").Increment();
+    LogWarn(kComponent, "node-info write failed; retrying in 1 s", {{"error", s}});
+    node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
+    return;
+  }
+  AgentMetrics::Writes("nodeinfo", "ok").Increment();
+  ++node_writes_;
+  node_cm_present_ = true;
+  node_retry_ms_.reset();
+  last_node_info_ = info;
+  last_node_write_ms_ = now_ms;
+}
+
+}  // namespace clusterd::agent

@@ -1,0 +1,261 @@
+#pragma once
+
+// The cluster fault centre (fault-pipeline.md §7, §9, §1.4, §1.8, §1.10): store watches in,
+// cluster-info ConfigMaps, statistic-fault-info, clusterd-manual-info-cm, pod labels and per-job
+// fault snapshots out.
+//
+// Event-driven and level-triggered: a watch handler only records the newest object for its key
+// and adds the key (`dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`, `k8s/<node>`) to a keyed
+// WorkQueue, so a burst of writes for one node is processed once. One worker (RunWorker, or
+// ProcessReady in tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's
+// last good state, is logged and counted), runs the node's processors (fault_pipeline.h) on a
+// copy of its original record, re-renders that node's cluster-info entry, and queues the jobs
+// using the node (`job/<id>`), whose job centre (fault_job_centre.h) produces the snapshot
+// handed to every JobFaultSink when it changed. Time-based verdicts (a filter that runs out, a
+// public fault's 5 s visibility, relation time-outs) come back as WorkQueue::AddAfter on the
+// Clock; nothing polls on the hot path.
+//
+// Publication: entries live in stable shards (cluster_info_shards.h); only shards whose content
+// changed are rewritten, by a writer thread (RunWriter, or FlushWrites in tests), at most
+// `max_writes_per_second` (the original's 5/s), coalescing whatever changed meanwhile.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "cluster/cluster_info_shards.h"
+#include "cluster/fault_intake.h"
+#include "cluster/fault_job_centre.h"
+#include "cluster/fault_job_faults.h"
+#include "cluster/fault_job_index.h"
+#include "cluster/fault_pipeline.h"
+#include "cluster/fault_signal.h"
+#include "cluster/manual_separation_engine.h"
+#include "cluster/public_fault_cache.h"
+#include "cluster/public_fault_request.h"
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "common/rate_limiter.h"
+#include "common/work_queue.h"
+#include "store/object_store.h"
+
+namespace clusterd::cluster {
+
+class JobRegistry;
+
+// One row of `clusterctl get faults`.
+struct FaultViewRow {
+  std::string node;
+  std::string npu;          // NPU name, or "-" for whole-node (switch, NodeD) rows
+  std::string code;
+  std::string level;
+  std::string source;       // device, network, public, manual, switch, node
+  int64_t since_ms = 0;     // clusterd's first receive time
+  std::vector<std::string> jobs;  // jobs using the NPU (or the node)
+};
+
+class FaultCentre {
+ public:
+  struct Options {
+    // relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json.
+    std::string data_dir;
+    // A user public-fault configuration (publicCustomization.json); polled, "" = none.
+    std::string public_fault_config_path;
+    size_t shard_limit_bytes = ClusterInfoShards::kDefaultLimitBytes;
+    double max_writes_per_second = 5;
+    int64_t write_burst = 5;
+    // Every this often the worker re-reads the job registry (jobs also trigger it on signals).
+    absl::Duration job_index_period = absl::Seconds(5);
+    absl::Duration manual_sync_period = absl::Seconds(15);
+    absl::Duration manual_config_period = absl::Seconds(300);
+    absl::Duration statistic_min_interval = absl::Seconds(1);
+    absl::Duration config_poll_period = absl::Seconds(30);
+    IntakeLimits intake;
+    // A centre holds at most this many device records; new nodes beyond it are rejected.
+    size_t max_device_records = 16000;
+    // Whether a node without a Kubernetes Node object counts as not ready. Default: only once
+    // the store has any Node object (the embedded store often has none).
+    enum class MissingNode { kAuto, kNotReady, kReady };
+    MissingNode missing_node = MissingNode::kAuto;
+    // Tests feed store events through Observe instead.
+    bool watch_store = true;
+    // Whether the MindIE instance of a job is subscribed to the Fault service (§7.3 step 2).
+    std::function<bool(const std::string& instance_job_id)> fault_subscribed;
+  };
+
+  FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegistry* registry,
+              Options options);
+  ~FaultCentre();
+  FaultCentre(const FaultCentre&) = delete;
+  FaultCentre& operator=(const FaultCentre&) = delete;
+
+  // Register before Start. Sinks are called on the worker thread, never under a lock.
+  void AddJobFaultSink(JobFaultSink* sink);
+
+  // Loads configuration and durable state, lists and processes everything (the initial view),
+  // then watches from the listed versions.
+  absl::Status Start();
+  void RunWorker();
+  void RunWriter();
+  void Stop();
+  // Tests with a ManualClock: process every due key now / write every dirty shard now.
+  size_t ProcessReady();
+  size_t FlushWrites();
+
+  // The job registry signalled a change (its listener calls this; cheap, any thread).
+  void JobsChanged();
+  // Watch intake (the store watches call it; tests may too): records the newest object of a
+  // device-info / node-info / public-fault ConfigMap or a Node and queues its key.
+  void Observe(std::string_view resource, const store::WatchEvent& event);
+
+  // PubFault.SendPublicFault (§9): rate limit, validation, application. Any thread.
+  PublicFaultVerdict SendPublicFault(const PublicFaultRequest& request);
+
+  // Business-plane reports from the recovery controller (recovery-protocol.md §8.2, §8.3).
+  void ReportBusinessRetry(const std::string& job_id, int64_t rank, int type);
+  void ReportRetryComplete(const std::string& job_id, int64_t rank);
+  // Nodes of a running stress test (§7.3 step 6).
+  void SetStressTestNodes(std::set<std::string> nodes);
+
+  // ---- queries (any thread) ----
+  std::vector<FaultViewRow> FaultRows(const std::string& node, const std::string& job) const;
+  FaultMsgSignal ClusterSignal() const;  // §4.6
+  std::optional<JobFaultRanks> JobFaults(const std::string& job_id) const;
+  // Register's check: a job with that id, or a MindIE job with that instance id and app type.
+  bool JobKnown(const std::string& job_id, const std::string& role) const;
+  bool JobExists(const std::string& job_id) const;
+  // Rendered content of a cluster-info ConfigMap as the centre holds it (tests, benchmarks).
+  std::string ShardContent(const std::string& cm_name) const;
+  std::string ShardOfNode(const std::string& node) const;  // device kind
+  size_t DeviceNodeCount() const;
+  size_t PendingKeys() const { return queue_.Len(); }
+
+ private:
+  struct NodeState {
+    std::optional<DeviceRecord> device_original;
+    std::optional<SwitchRecord> switch_original;
+    std::optional<NodeRecord> node_original;
+    std::optional<DeviceCycleOutput> device_out;
+    std::optional<SwitchRecord> switch_out;
+    std::optional<NodeRecord> node_out;
+    DeviceCycleState device_state;
+    SwitchCycleState switch_state;
+    bool k8s_exists = false;
+    bool k8s_ready = false;
+    std::string ip;
+    std::string sn;
+  };
+  struct JobState {
+    RelationState relation;
+    JobFaultRanks last;
+    bool delivered = false;
+    std::string digest;
+  };
+  enum class Kind { kDevice, kSwitch, kNode };
+
+  // Key handlers, on the worker, under mu_.
+  void Handle(const std::string& key);
+  void HandleDevice(const std::string& node, std::vector<std::string>* jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void HandleNodeInfo(const std::string& node, std::vector<std::string>* jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void HandleK8sNode(const std::string& node, std::vector<std::string>* jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void HandlePublicFaultCm(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void HandleJob(const std::string& job_id, std::vector<JobFaultRanks>* deliveries,
+                 std::vector<PodLabelPatch>* patches) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RebuildIndex(std::vector<std::string>* gone) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessDevice(const std::string& node, NodeState& ns, std::vector<std::string>* jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessSwitch(const std::string& node, NodeState& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::set<std::string> UsedNpus(const std::string& node, const std::string& device_type) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  JobNodeView ViewOf(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool NodeReady(const NodeState* ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPublicFaults(const std::string& resource, const PublicFaultRequest& request,
+                         std::string_view source, PublicFaultVerdict* verdict)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ScheduleAt(const std::string& key, int64_t due_ms);
+  void MarkDirty(Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A write of `cm_name` failed: write it again later (with the then-current content).
+  void RemarkDirty(const std::string& cm_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Reject(std::string_view kind, std::string_view reason, std::string_view message);
+  int64_t NowMs() const;
+
+  // Periodic and durable-state work.
+  void RunManualTriage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunManualSync();
+  void RunManualConfig();
+  void WriteStatistic();
+  void LoadConfigFiles();
+  void PollPublicFaultConfig();
+  void PatchPodLabels(const std::vector<PodLabelPatch>& patches);
+  absl::Status WriteConfigMap(std::string_view ns, const std::string& name,
+                              const std::map<std::string, std::string>& data,
+                              const std::map<std::string, std::string>& labels);
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  const JobRegistry* registry_;
+  const Options options_;
+  WorkQueue queue_;
+  std::vector<JobFaultSink*> sinks_;
+  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+
+  // Newest watched objects not yet taken by the worker (nullopt: deleted).
+  absl::Mutex pending_mu_;
+  std::map<std::string, std::optional<store::Object>> pending_ ABSL_GUARDED_BY(pending_mu_);
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
+  size_t device_records_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t k8s_nodes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::string> node_by_sn_ ABSL_GUARDED_BY(mu_);
+  FaultJobIndex index_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
+  RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
+  PublicFaultConfig public_config_ ABSL_GUARDED_BY(mu_);
+  std::string public_config_text_ ABSL_GUARDED_BY(mu_);
+  PublicFaultCache public_faults_ ABSL_GUARDED_BY(mu_);
+  ManualSeparationEngine manual_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_
+      ABSL_GUARDED_BY(mu_);  // job -> (node, physical id) -> report
+  std::set<std::string> stress_nodes_ ABSL_GUARDED_BY(mu_);
+  // Custom-filter policies with the MindIE implicit rule added (§7.3 step 2), by job.
+  std::map<std::string, FaultJobPolicy> mindie_policies_ ABSL_GUARDED_BY(mu_);
+  bool statistic_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_statistic_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+
+  // Publication state, guarded by mu_ too (the writer renders under it, writes outside it).
+  ClusterInfoShards device_shards_ ABSL_GUARDED_BY(mu_);
+  ClusterInfoShards switch_shards_ ABSL_GUARDED_BY(mu_);
+  ClusterInfoShards node_shard_ ABSL_GUARDED_BY(mu_);
+  bool node_shard_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<size_t> device_dirty_ ABSL_GUARDED_BY(mu_);
+  std::set<size_t> switch_dirty_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  TokenBucket write_bucket_;
+
+  Counter& writes_ok_;
+  Counter& writes_failed_;
+  Counter& bytes_written_;
+  Counter& snapshots_;
+  Histogram& process_seconds_;
+  Gauge& device_nodes_gauge_;
+  Gauge& public_faults_gauge_;
+};
+
+}  // namespace clusterd::cluster

@@ -1,0 +1,697 @@
+#include "cluster/job_registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cluster/job_summary.h"
+#include "cluster/job_uuid.h"
+#include "common/json_util.h"
+#include "common/log.h"
+#include "common/status_util.h"
+
+namespace clusterd::cluster {
+namespace {
+
+using model::PodGroupInfo;
+using model::PodInfo;
+
+constexpr char kComponent[] = "job-registry";
+constexpr std::string_view kNodeSerialAnnotation = "product-serial-number";
+
+absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+Counter& RejectedCounter(std::string_view reason) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_job_registry_rejected_total",
+      "Objects or parts of objects the job registry could not use, by reason.",
+      {{"reason", std::string(reason)}});
+}
+
+Counter& ReconcileCounter(std::string_view transition) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_job_registry_reconciles_total",
+      "Job reconciles by outcome (init, update, pre-delete, delete, unchanged, ignored, failed).",
+      {{"transition", std::string(transition)}});
+}
+
+std::string KeyOf(const store::Object& o) {
+  return absl::StrCat(store::NamespaceOf(o), "/", store::NameOf(o));
+}
+
+std::string NodeInternalIp(const store::Object& node) {
+  auto status = node.find("status");
+  if (status == node.end() || !status->is_object()) return "";
+  auto addresses = status->find("addresses");
+  if (addresses == status->end() || !addresses->is_array()) return "";
+  for (const auto& a : *addresses) {
+    if (a.is_object() && a.value("type", "") == "InternalIP") return a.value("address", "");
+  }
+  return "";
+}
+
+std::string NodeSerial(const store::Object& node) {
+  auto md = node.find("metadata");
+  if (md == node.end() || !md->is_object()) return "";
+  auto ann = md->find("annotations");
+  if (ann == md->end() || !ann->is_object()) return "";
+  auto sn = ann->find(kNodeSerialAnnotation);
+  return sn != ann->end() && sn->is_string() ? sn->get<std::string>() : "";
+}
+
+// Pods that are obviously meant to be part of a training job, for which a missing owner is worth
+// an info line rather than a debug one.
+bool LooksLikeJobPod(const PodInfo& p) {
+  return p.needs_npu || p.allocation_annotation_present ||
+         !p.Annotation(model::kAnnotationRankIndex).empty() || p.rank_index.has_value() ||
+         !p.rank_index_problem.empty();
+}
+
+}  // namespace
+
+JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options options)
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      queue_("job_registry", clock, MetricsRegistry::Default(),
+             WorkQueueOptions{absl::Milliseconds(500), absl::Seconds(60)}),
+      bucket_(options.reconcile_rate, options.reconcile_burst, clock),
+      jobs_gauge_(MetricsRegistry::Default().GetGauge("clusterd_job_registry_jobs",
+                                                      "Job records held by the registry.")),
+      pods_gauge_(MetricsRegistry::Default().GetGauge(
+          "clusterd_job_registry_pods", "Pods cached by the registry (owned by some job).")),
+      signals_add_(MetricsRegistry::Default().GetCounter(
+          "clusterd_job_registry_signals_total", "Job-summary signals emitted, by operator.",
+          {{"operator", "add"}})),
+      signals_delete_(MetricsRegistry::Default().GetCounter(
+          "clusterd_job_registry_signals_total", "Job-summary signals emitted, by operator.",
+          {{"operator", "delete"}})),
+      write_failures_(MetricsRegistry::Default().GetCounter(
+          "clusterd_job_registry_configmap_write_failures_total",
+          "Job-summary ConfigMap writes or deletes that failed (the job is retried).")),
+      reconcile_seconds_(MetricsRegistry::Default().GetHistogram(
+          "clusterd_job_registry_reconcile_seconds", "Time to reconcile one job.",
+          MetricsRegistry::LatencyBounds())) {}
+
+JobRegistry::~JobRegistry() { Stop(); }
+
+void JobRegistry::AddSignalListener(SignalListener listener) {
+  listeners_.push_back(std::move(listener));
+}
+
+void JobRegistry::AddInstanceListener(InstanceListener listener) {
+  instance_listeners_.push_back(std::move(listener));
+}
+
+void JobRegistry::NotifyInstance(const PodInfo& pod) {
+  const std::string app = pod.Label(model::kLabelApp);
+  const std::string instance = pod.Label(model::kLabelMindIeJobId);
+  if (instance.empty() || (app != "mindie-ms-controller" && app != "mindie-ms-coordinator")) return;
+  for (const auto& listener : instance_listeners_) listener(instance);
+}
+
+absl::Status JobRegistry::Start() {
+  absl::StatusOr<store::ObjectList> nodes = store_.List(store::kNodes, {});
+  if (!nodes.ok()) return Annotate(nodes.status(), "job registry: listing nodes");
+  absl::StatusOr<store::ObjectList> pgs = store_.List(store::kPodGroups, {});
+  if (!pgs.ok()) return Annotate(pgs.status(), "job registry: listing podgroups");
+  absl::StatusOr<store::ObjectList> pods = store_.List(store::kPods, {});
+  if (!pods.ok()) return Annotate(pods.status(), "job registry: listing pods");
+  store::ListOptions summaries;
+  summaries.selector =
+      *store::LabelSelector::Parse(absl::StrCat(Sv(kLabelOutsideJobInfo), "=true"));
+  absl::StatusOr<store::ObjectList> cms = store_.List(store::kConfigMaps, summaries);
+  if (!cms.ok()) return Annotate(cms.status(), "job registry: listing job-summary configmaps");
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& n : nodes->items) ApplyNode(store::WatchEventType::kAdded, n);
+    for (const auto& p : pods->items) ApplyPod(store::WatchEventType::kAdded, p);
+    for (const auto& g : pgs->items) ApplyPodGroup(store::WatchEventType::kAdded, g);
+    for (const auto& cm : cms->items) RecoverFromSummary(cm);
+    UpdateGaugesLocked();
+  }
+  LogInfo(kComponent, "started",
+          {{"podgroups", pgs->items.size()},
+           {"pods", pods->items.size()},
+           {"nodes", nodes->items.size()},
+           {"job_summaries", cms->items.size()}});
+
+  auto watch = [&](std::string_view resource, const std::string& version,
+                   void (JobRegistry::*handler)(const store::WatchEvent&)) -> absl::Status {
+    store::WatchOptions options;
+    options.resource_version = version;
+    auto handle = store_.Watch(
+        resource, options, [this, handler](const store::WatchEvent& e) { (this->*handler)(e); });
+    if (!handle.ok()) {
+      return Annotate(handle.status(), absl::StrCat("job registry: watching ", Sv(resource)));
+    }
+    watches_.push_back(*std::move(handle));
+    return absl::OkStatus();
+  };
+  CLUSTERD_RETURN_IF_ERROR(
+      watch(store::kNodes, nodes->resource_version, &JobRegistry::OnNodeEvent));
+  CLUSTERD_RETURN_IF_ERROR(
+      watch(store::kPodGroups, pgs->resource_version, &JobRegistry::OnPodGroupEvent));
+  CLUSTERD_RETURN_IF_ERROR(watch(store::kPods, pods->resource_version, &JobRegistry::OnPodEvent));
+  queue_.AddAfter(std::string(kConsistencyKey), options_.consistency_period);
+  return absl::OkStatus();
+}
+
+void JobRegistry::Stop() {
+  watches_.clear();
+  queue_.ShutDown();
+}
+
+void JobRegistry::RunWorker() {
+  while (absl::optional<std::string> key = queue_.Get()) {
+    Reconcile(*key);
+    queue_.Done(*key);
+  }
+}
+
+size_t JobRegistry::ProcessReady() {
+  size_t handled = 0;
+  queue_.PromoteDue();
+  while (queue_.Len() > 0) {
+    absl::optional<std::string> key = queue_.Get();
+    if (!key.has_value()) break;
+    Reconcile(*key);
+    queue_.Done(*key);
+    ++handled;
+  }
+  return handled;
+}
+
+// ---- intake ----
+
+void JobRegistry::Reject(std::string_view reason, std::string_view message, bool loud) {
+  RejectedCounter(reason).Increment();
+  if (loud) {
+    LogWarn(kComponent, message, {{"reason", reason}});
+  } else {
+    LogDebug(kComponent, message, {{"reason", reason}});
+  }
+}
+
+void JobRegistry::QueueOperation(const std::string& job_id, JobOperation op) {
+  pending_[job_id] = op;  // latest operation wins
+  queue_.Add(job_id);
+}
+
+void JobRegistry::OnPodGroupEvent(const store::WatchEvent& event) {
+  absl::MutexLock lock(&mu_);
+  ApplyPodGroup(event.type, event.object);
+  UpdateGaugesLocked();
+}
+
+void JobRegistry::OnPodEvent(const store::WatchEvent& event) {
+  absl::MutexLock lock(&mu_);
+  ApplyPod(event.type, event.object);
+  UpdateGaugesLocked();
+}
+
+void JobRegistry::OnNodeEvent(const store::WatchEvent& event) {
+  absl::MutexLock lock(&mu_);
+  ApplyNode(event.type, event.object);
+}
+
+bool JobRegistry::IgnoredSoftSharePodGroup(const PodGroupInfo& pg) const {
+  if (pg.controller.has_value() && pg.controller->kind == "Pod") {
+    auto uid = pod_by_uid_.find(pg.controller->uid);
+    if (uid == pod_by_uid_.end()) return false;  // kept if the pod is not cached
+    auto pod = pods_.find(uid->second);
+    return pod != pods_.end() && pod->second.pod->IsSoftShare();
+  }
+  return pg.IsSoftShare();
+}
+
+void JobRegistry::ApplyPodGroup(store::WatchEventType type, const store::Object& object) {
+  const std::string key = KeyOf(object);
+  absl::StatusOr<PodGroupInfo> decoded = model::PodGroupInfoFromObject(object);
+  if (!decoded.ok()) {
+    Reject("malformed_podgroup", absl::StrCat("podgroup ", key, ": ", decoded.status().message()),
+           true);
+    return;
+  }
+  auto previous = pod_groups_.find(key);
+  std::string previous_job;
+  if (previous != pod_groups_.end() && previous->second->controller.has_value()) {
+    previous_job = previous->second->controller->uid;
+  }
+  if (type == store::WatchEventType::kDeleted) {
+    if (previous == pod_groups_.end()) return;
+    pod_groups_.erase(previous);
+    if (!previous_job.empty()) {
+      if (auto it = pod_group_of_job_.find(previous_job);
+          it != pod_group_of_job_.end() && it->second == key) {
+        pod_group_of_job_.erase(it);
+      }
+      QueueOperation(previous_job, JobOperation::kPreDelete);
+    }
+    return;
+  }
+  if (!decoded->controller.has_value()) {
+    Reject("podgroup_without_owner",
+           absl::StrCat("podgroup ", key, " has no controller ownerReference; it defines no job"),
+           true);
+    if (previous != pod_groups_.end()) {
+      pod_groups_.erase(previous);
+      if (!previous_job.empty()) {
+        pod_group_of_job_.erase(previous_job);
+        QueueOperation(previous_job, JobOperation::kPreDelete);
+      }
+    }
+    return;
+  }
+  if (IgnoredSoftSharePodGroup(*decoded)) {
+    LogDebug(kComponent, "soft-share podgroup ignored", {{"podgroup", key}});
+    return;
+  }
+  const std::string job_id = decoded->controller->uid;
+  if (!previous_job.empty() && previous_job != job_id) {
+    // The owner changed: the old job lost its PodGroup.
+    pod_group_of_job_.erase(previous_job);
+    QueueOperation(previous_job, JobOperation::kPreDelete);
+  }
+  pod_groups_[key] = std::make_shared<const PodGroupInfo>(*std::move(decoded));
+  pod_group_of_job_[job_id] = key;
+  QueueOperation(
+      job_id, type == store::WatchEventType::kAdded ? JobOperation::kAdd : JobOperation::kUpdate);
+}
+
+void JobRegistry::RemovePod(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return;
+  const std::string job_id = it->second.job_id;
+  if (auto u = pod_by_uid_.find(it->second.pod->uid); u != pod_by_uid_.end() && u->second == key) {
+    pod_by_uid_.erase(u);
+  }
+  if (auto j = pods_of_job_.find(job_id); j != pods_of_job_.end()) {
+    j->second.erase(it->second.pod->name);
+    if (j->second.empty()) pods_of_job_.erase(j);
+  }
+  std::shared_ptr<const PodInfo> removed = std::move(it->second.pod);
+  pods_.erase(it);
+  QueueOperation(job_id, JobOperation::kUpdate);
+  NotifyInstance(*removed);
+}
+
+void JobRegistry::ApplyPod(store::WatchEventType type, const store::Object& object) {
+  const std::string key = KeyOf(object);
+  if (type == store::WatchEventType::kDeleted) {
+    RemovePod(key);
+    return;
+  }
+  absl::StatusOr<PodInfo> decoded = model::PodInfoFromObject(object);
+  if (!decoded.ok()) {
+    Reject("malformed_pod", absl::StrCat("pod ", key, ": ", decoded.status().message()), true);
+    RemovePod(key);
+    return;
+  }
+  if (decoded->IsSoftShare()) {
+    RemovePod(key);
+    return;
+  }
+  if (!decoded->controller.has_value()) {
+    Reject("pod_without_owner",
+           absl::StrCat("pod ", key, " has no controller ownerReference; it belongs to no job"),
+           LooksLikeJobPod(*decoded));
+    RemovePod(key);
+    return;
+  }
+  const std::string job_id = decoded->controller->uid;
+  if (auto it = pods_.find(key); it != pods_.end() && it->second.job_id != job_id) RemovePod(key);
+  auto pod = std::make_shared<const PodInfo>(*std::move(decoded));
+  if (!pod->uid.empty()) pod_by_uid_[pod->uid] = key;
+  pods_of_job_[job_id][pod->name] = pod;
+  pods_[key] = PodEntry{pod, job_id};
+  QueueOperation(job_id, JobOperation::kUpdate);
+  NotifyInstance(*pod);
+}
+
+void JobRegistry::ApplyNode(store::WatchEventType type, const store::Object& object) {
+  const std::string name = store::NameOf(object);
+  const std::string ip = NodeInternalIp(object);
+  if (type == store::WatchEventType::kDeleted) {
+    node_serial_.erase(name);
+    if (!ip.empty()) node_serial_by_ip_.erase(ip);
+    return;
+  }
+  const std::string sn = NodeSerial(object);
+  node_serial_[name] = sn;
+  if (!ip.empty()) node_serial_by_ip_[ip] = sn;
+}
+
+void JobRegistry::RecoverFromSummary(const store::Object& cm) {
+  auto data_it = cm.find("data");
+  if (data_it == cm.end() || !data_it->is_object()) return;
+  const store::Object& data = *data_it;
+  auto get = [&](std::string_view k) { return StringOr(data, k, ""); };
+  if (get(kKeyCmIndex) != "0") return;
+  const std::string job_id = get(kKeyJobId);
+  if (job_id.empty() || records_.contains(job_id)) return;
+  JobRecord r;
+  r.job_id = job_id;
+  r.name = get(kKeyJobName);
+  r.ns = store::NamespaceOf(cm);
+  if (JobSummaryConfigMapName(r.name, 0) != store::NameOf(cm)) return;  // not ours
+  r.framework = get(kKeyFramework);
+  r.sid = get(kKeySid);
+  r.status = model::ParseJobStatus(get(kKeyJobStatus)).value_or(model::JobStatus::kPending);
+  r.pre_deleted = get(kKeyOperator) == model::kJobOperatorDelete;
+  int64_t n = 0;
+  if (absl::SimpleAtoi(get(kKeyTotal), &n) && n > 0) r.total_cm_num = n;
+  if (absl::SimpleAtoi(get(kKeyTime), &n)) r.create_time = absl::FromUnixSeconds(n);
+  if (absl::SimpleAtoi(get(kKeyDeleteTime), &n)) r.delete_time = absl::FromUnixSeconds(n);
+  if (r.pre_deleted && get(kKeyDeleteTime).empty()) r.delete_time = clock_.Now();
+  r.shared_tor_ip = get(kKeySharedTorIp);
+  r.master_addr = get(kKeyMasterAddr);
+  r.last_cm_write = clock_.Now();
+  r.recovered = true;
+  std::string labels_ring;
+  if (auto md = cm.find("metadata"); md != cm.end() && md->is_object()) {
+    if (auto labels = md->find("labels"); labels != md->end()) {
+      labels_ring = StringOr(*labels, kLabelRingController, "");
+    }
+  }
+  r.resource_type = labels_ring.empty() ? std::string(model::kResourceTypeNpu) : "";
+  records_[job_id] = std::make_shared<const JobRecord>(std::move(r));
+  if (!pending_.contains(job_id)) QueueOperation(job_id, JobOperation::kUpdate);
+}
+
+// ---- reconcile ----
+
+JobObservation JobRegistry::Observe(const std::string& job_id, JobOperation op,
+                                    std::vector<std::shared_ptr<const PodInfo>>* keep_alive) const {
+  JobObservation obs;
+  if (auto pg = pod_group_of_job_.find(job_id); pg != pod_group_of_job_.end()) {
+    if (auto it = pod_groups_.find(pg->second); it != pod_groups_.end())
+      obs.pod_group = *it->second;
+  }
+  if (auto pods = pods_of_job_.find(job_id); pods != pods_of_job_.end()) {
+    obs.pods.reserve(pods->second.size());
+    for (const auto& [name, pod] : pods->second) {
+      obs.pods.push_back(pod.get());
+      keep_alive->push_back(pod);
+      if (!pod->node_name.empty()) {
+        if (auto sn = node_serial_.find(pod->node_name); sn != node_serial_.end()) {
+          obs.serials.by_node_name[pod->node_name] = sn->second;
+        }
+      } else if (pod->allocation.has_value()) {
+        const std::string& ip = pod->allocation->host_ip;
+        if (auto sn = node_serial_by_ip_.find(ip); sn != node_serial_by_ip_.end()) {
+          obs.serials.by_host_ip[ip] = sn->second;
+        }
+      }
+    }
+  }
+  if (op == JobOperation::kAdd && obs.pod_group.has_value() && obs.pod_group->controller) {
+    for (const auto& [id, r] : records_) {
+      if (id != job_id && r->pre_deleted && r->ns == obs.pod_group->ns &&
+          r->name == obs.pod_group->controller->name) {
+        obs.stale_same_name.push_back(id);
+      }
+    }
+  }
+  return obs;
+}
+
+void JobRegistry::Reconcile(const std::string& key) {
+  if (key == kConsistencyKey) {
+    RunConsistencyCheck();
+    return;
+  }
+  const absl::Time start = clock_.Now();
+  JobOperation op = JobOperation::kUpdate;
+  std::shared_ptr<const JobRecord> current;
+  JobObservation obs;
+  // `obs.pods` points into these: the cache may drop its references meanwhile.
+  std::vector<std::shared_ptr<const PodInfo>> keep_alive;
+  bool expiry_check = false;
+  bool has_op = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto pending = pending_.find(key);
+    if (pending == pending_.end()) {
+      auto record = records_.find(key);
+      expiry_check = record != records_.end() && record->second->pre_deleted;
+    } else if (!bucket_.TryAcquire()) {
+      queue_.AddAfter(key, std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
+      return;
+    } else {
+      op = pending->second;
+      has_op = true;
+      pending_.erase(pending);
+      if (auto record = records_.find(key); record != records_.end()) current = record->second;
+      obs = Observe(key, op, &keep_alive);
+    }
+  }
+  if (!has_op) {
+    if (expiry_check) ReconcileExpiry(key);
+    return;
+  }
+
+  const absl::Time now = clock_.Now();
+  JobStep step = DecideJob(key, current.get(), op, obs, now);
+  for (const RankTableProblem& p : step.problems) {
+    Reject(p.reason, absl::StrCat("job ", key, ": ", p.detail), true);
+  }
+  if (step.changes_record && (!step.writes.empty() || step.signal.has_value())) {
+    if (absl::Status s = Execute(*step.record, step); !s.ok()) {
+      write_failures_.Increment();
+      ReconcileCounter("failed").Increment();
+      LogWarn(kComponent, "job-summary write failed; will retry",
+              {{"job", key}, {"transition", step.transition}, {"error", s}});
+      absl::MutexLock lock(&mu_);
+      if (!pending_.contains(key)) pending_[key] = op;
+      queue_.AddRateLimited(key);
+      return;
+    }
+  }
+  queue_.Forget(key);
+  ReconcileCounter(step.transition).Increment();
+  std::optional<absl::Duration> expire_in;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& id : step.drop_records) records_.erase(id);
+    if (step.changes_record && step.record.has_value()) {
+      current = std::make_shared<const JobRecord>(*std::move(step.record));
+      records_[key] = current;
+    }
+    // A pre-deleted record (new or still) is due for deletion after the grace.
+    if (current != nullptr && current->pre_deleted) {
+      expire_in =
+          std::max(absl::ZeroDuration(), options_.pre_delete_grace - (now - current->delete_time));
+    }
+    UpdateGaugesLocked();
+  }
+  if (step.transition != "unchanged" && step.transition != "ignored") {
+    LogInfo(kComponent, "job reconciled",
+            {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
+  }
+  if (step.signal.has_value()) Emit(*std::move(step.signal));
+  if (expire_in.has_value()) queue_.AddAfter(key, *expire_in);
+  reconcile_seconds_.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
+}
+
+void JobRegistry::ReconcileExpiry(const std::string& job_id) {
+  std::shared_ptr<const JobRecord> record;
+  bool live_same_name = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = records_.find(job_id);
+    if (it == records_.end() || !it->second->pre_deleted) return;
+    record = it->second;
+    for (const auto& [id, r] : records_) {
+      if (id != job_id && !r->pre_deleted && r->ns == record->ns && r->name == record->name) {
+        live_same_name = true;
+      }
+    }
+  }
+  JobExpiry expiry = DecideExpiry(*record, clock_.Now(), options_.pre_delete_grace, live_same_name);
+  if (!expiry.due) {
+    queue_.AddAfter(job_id, expiry.remaining);
+    return;
+  }
+  for (const std::string& name : expiry.config_maps_to_delete) {
+    absl::Status s =
+        store_.Delete(store::ObjectKey{std::string(store::kConfigMaps), record->ns, name});
+    if (!s.ok() && !absl::IsNotFound(s)) {
+      write_failures_.Increment();
+      LogWarn(kComponent, "job-summary delete failed; will retry",
+              {{"job", job_id}, {"configmap", absl::StrCat(record->ns, "/", name)}, {"error", s}});
+      queue_.AddRateLimited(job_id);
+      return;
+    }
+  }
+  queue_.Forget(job_id);
+  ReconcileCounter("delete").Increment();
+  {
+    absl::MutexLock lock(&mu_);
+    // Only if nothing happened to the job meanwhile.
+    if (auto it = records_.find(job_id); it != records_.end() && it->second->pre_deleted &&
+                                         it->second->delete_time == record->delete_time &&
+                                         !pending_.contains(job_id)) {
+      records_.erase(it);
+    }
+    UpdateGaugesLocked();
+  }
+  LogInfo(kComponent, "job deleted",
+          {{"job", job_id},
+           {"name", absl::StrCat(record->ns, "/", record->name)},
+           {"configmaps_deleted", expiry.config_maps_to_delete.size()}});
+}
+
+void JobRegistry::RunConsistencyCheck() {
+  const absl::Time now = clock_.Now();
+  std::vector<std::string> queued;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pending_.size() <= options_.consistency_max_pending) {
+      for (auto& [id, r] : records_) {
+        if (now - r->last_cm_write >= options_.consistency_period) {
+          auto refreshed = std::make_shared<JobRecord>(*r);
+          refreshed->last_cm_write = now;
+          r = std::move(refreshed);
+          if (!pending_.contains(id)) QueueOperation(id, JobOperation::kUpdate);
+          queued.push_back(id);
+        }
+      }
+    }
+  }
+  if (!queued.empty()) {
+    LogInfo(kComponent, "consistency re-check queued", {{"jobs", queued.size()}});
+  }
+  queue_.AddAfter(std::string(kConsistencyKey), options_.consistency_period);
+}
+
+absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
+  const store::Object& cm = write.config_map;
+  if (write.mode == WriteMode::kCreateFirst) {
+    absl::StatusOr<store::Object> created = store_.Create(store::kConfigMaps, cm);
+    if (created.ok()) return absl::OkStatus();
+    if (!absl::IsAlreadyExists(created.status())) return created.status();
+    return store_.Update(store::kConfigMaps, cm).status();
+  }
+  absl::StatusOr<store::Object> updated = store_.Update(store::kConfigMaps, cm);
+  if (updated.ok()) return absl::OkStatus();
+  if (!absl::IsNotFound(updated.status())) return updated.status();
+  return store_.Create(store::kConfigMaps, cm).status();
+}
+
+absl::Status JobRegistry::Execute(const JobRecord& record, const JobStep& step) {
+  for (const ConfigMapWrite& w : step.writes) {
+    if (absl::Status s = WriteConfigMap(w); !s.ok()) {
+      return Annotate(s, absl::StrCat("configmap ", record.ns, "/", store::NameOf(w.config_map)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void JobRegistry::Emit(model::JobSummarySignal signal) {
+  signal.uuid = NewJobUuid();
+  (signal.op == model::kJobOperatorDelete ? signals_delete_ : signals_add_).Increment();
+  for (const auto& listener : listeners_) listener(signal);
+}
+
+void JobRegistry::UpdateGaugesLocked() {
+  jobs_gauge_.Set(static_cast<double>(records_.size()));
+  pods_gauge_.Set(static_cast<double>(pods_.size()));
+}
+
+// ---- queries ----
+
+std::vector<JobRecord> JobRegistry::Jobs() const {
+  std::vector<JobRecord> out;
+  {
+    absl::MutexLock lock(&mu_);
+    out.reserve(records_.size());
+    for (const auto& [id, r] : records_) out.push_back(*r);
+  }
+  std::sort(out.begin(), out.end(), [](const JobRecord& a, const JobRecord& b) {
+    return std::tie(a.ns, a.name, a.job_id) < std::tie(b.ns, b.name, b.job_id);
+  });
+  return out;
+}
+
+std::optional<JobRecord> JobRegistry::FindJob(std::string_view job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = records_.find(std::string(job_id));
+  if (it == records_.end()) return std::nullopt;
+  return *it->second;
+}
+
+std::optional<JobRecord> JobRegistry::FindJobByName(std::string_view ns, std::string_view name,
+                                                    bool running_only) const {
+  absl::MutexLock lock(&mu_);
+  const JobRecord* best = nullptr;
+  for (const auto& [id, record] : records_) {
+    const JobRecord& r = *record;
+    if (r.ns != ns || r.name != name) continue;
+    if (running_only && (r.pre_deleted || r.status != model::JobStatus::kRunning)) continue;
+    if (best == nullptr || (best->pre_deleted && !r.pre_deleted) ||
+        (best->pre_deleted == r.pre_deleted && r.create_time > best->create_time)) {
+      best = &r;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return *best;
+}
+
+std::vector<PodInfo> JobRegistry::PodsOfJob(std::string_view job_id) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodInfo> out;
+  if (auto it = pods_of_job_.find(std::string(job_id)); it != pods_of_job_.end()) {
+    for (const auto& [name, pod] : it->second) out.push_back(*pod);
+  }
+  return out;
+}
+
+std::vector<PodInfo> JobRegistry::PodsOfInstance(std::string_view ns,
+                                                 std::string_view instance_job_id,
+                                                 std::string_view app_type) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodInfo> out;
+  for (const auto& [key, pg] : pod_groups_) {
+    if (!pg->controller.has_value() || (!ns.empty() && pg->ns != ns)) continue;
+    if (pg->Label(model::kLabelMindIeJobId) != instance_job_id ||
+        pg->Label(model::kLabelApp) != app_type) {
+      continue;
+    }
+    if (auto it = pods_of_job_.find(pg->controller->uid); it != pods_of_job_.end()) {
+      for (const auto& [name, pod] : it->second) out.push_back(*pod);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> JobRegistry::NamespaceOfInstance(std::string_view instance_job_id,
+                                                            std::string_view app_type) const {
+  absl::MutexLock lock(&mu_);
+  std::optional<std::string> ns;
+  for (const auto& [key, pg] : pod_groups_) {
+    if (pg->Label(model::kLabelMindIeJobId) == instance_job_id &&
+        pg->Label(model::kLabelApp) == app_type) {
+      if (!ns.has_value() || pg->ns < *ns) ns = pg->ns;
+    }
+  }
+  return ns;
+}
+
+std::vector<std::vector<model::JobSummarySignal>> JobRegistry::SnapshotSignals() const {
+  std::vector<JobRecord> records = Jobs();
+  auto batches = SnapshotBatches(records, clock_.Now());
+  for (auto& batch : batches) {
+    for (auto& s : batch) s.uuid = NewJobUuid();
+  }
+  return batches;
+}
+
+size_t JobRegistry::PendingOperations() const {
+  absl::MutexLock lock(&mu_);
+  return pending_.size();
+}
+
+}  // namespace clusterd::cluster

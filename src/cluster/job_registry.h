@@ -1,0 +1,196 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "cluster/job_lifecycle.h"
+#include "cluster/job_record.h"
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "common/rate_limiter.h"
+#include "common/work_queue.h"
+#include "model/job_summary_signal.h"
+#include "model/pod_group_info.h"
+#include "model/pod_info.h"
+#include "store/object_store.h"
+
+namespace clusterd::cluster {
+
+// The job registry (jobs-ranktable-diagnosis.md §1): which job owns which pods, ranks and NPUs,
+// each job's status, its rank table and its job-summary ConfigMaps and signals.
+//
+// Fed by store watches on PodGroups, Pods and Nodes. A watch handler only decodes the object,
+// updates the registry's cache and records the job's pending operation ("latest operation
+// wins", §1.7) before adding the job id to a keyed WorkQueue; a worker re-reads the cache and
+// applies DecideJob (job_lifecycle.h), then writes the ConfigMaps and emits the signal. Timers
+// (the 60 s pre-delete grace, the hourly consistency re-check, retries) are WorkQueue::AddAfter
+// on the Clock: nothing polls.
+//
+// Start() lists before it watches, so the caches are complete before the first reconcile, and
+// rebuilds every record from the store: from the PodGroups and Pods, and from the job-summary
+// ConfigMaps of jobs that disappeared while clusterd was down (they are pre-deleted and expire
+// as usual instead of being left behind).
+//
+// Bad input never stops the registry: PodGroups and Pods without a controller owner are ignored,
+// pods with missing/invalid/duplicate rank indices or malformed allocation annotations are left
+// out of the rank table; each case is logged and counted in
+// clusterd_job_registry_rejected_total{reason}. A failed ConfigMap write is retried with
+// back-off without committing the step, so the signal is emitted once the write succeeded.
+class JobRegistry {
+ public:
+  struct Options {
+    // Reconcile rate (§1.7: a token bucket of 5/s, burst 20).
+    double reconcile_rate = 5;
+    int64_t reconcile_burst = 20;
+    absl::Duration pre_delete_grace = absl::Seconds(60);
+    absl::Duration consistency_period = absl::Hours(1);
+    // The consistency re-check runs only when at most this many operations are pending.
+    size_t consistency_max_pending = 5;
+  };
+  using SignalListener = std::function<void(const model::JobSummarySignal&)>;
+
+  JobRegistry(store::ObjectStore& store, Clock& clock, Options options);
+  JobRegistry(store::ObjectStore& store, Clock& clock) : JobRegistry(store, clock, Options{}) {}
+  ~JobRegistry();
+
+  JobRegistry(const JobRegistry&) = delete;
+  JobRegistry& operator=(const JobRegistry&) = delete;
+
+  // Called for every signal, on the worker thread, after the ConfigMaps were written. Must not
+  // block. Register before Start.
+  void AddSignalListener(SignalListener listener);
+
+  // Called with the MindIE job id (pod label jobID) when a pod labelled app=mindie-ms-controller
+  // or app=mindie-ms-coordinator is added, changed or deleted (§2.5), after the cache was
+  // updated. Runs under the registry's lock: only enqueue. Register before Start.
+  using InstanceListener = std::function<void(const std::string& instance_job_id)>;
+  void AddInstanceListener(InstanceListener listener);
+
+  // Lists PodGroups, Pods, Nodes and job-summary ConfigMaps, rebuilds the caches and records,
+  // queues every job, and watches from the listed versions.
+  absl::Status Start();
+  // Reconciles until Stop; run it on a thread of its own.
+  void RunWorker();
+  // Stops the watches and the queue; RunWorker returns.
+  void Stop();
+  // Reconciles every job that is due now on the calling thread; returns how many keys were
+  // handled. For tests and benchmarks driven by a ManualClock (call after advancing it).
+  size_t ProcessReady();
+
+  // Watch intake (the handlers call these; tests may too).
+  void OnPodGroupEvent(const store::WatchEvent& event);
+  void OnPodEvent(const store::WatchEvent& event);
+  void OnNodeEvent(const store::WatchEvent& event);
+
+  // Queries: consistent snapshots, safe from any thread.
+  std::vector<JobRecord> Jobs() const;  // ordered by namespace, name, job id
+  std::optional<JobRecord> FindJob(std::string_view job_id) const;
+  // The job named `name` in `ns`; a live record wins over a pre-deleted one. With running_only,
+  // only a running, not pre-deleted record.
+  std::optional<JobRecord> FindJobByName(std::string_view ns, std::string_view name,
+                                         bool running_only = false) const;
+  std::vector<model::PodInfo> PodsOfJob(std::string_view job_id) const;
+  // MindIE (§1.5): pods of the jobs whose PodGroup has labels jobID=`instance_job_id` and
+  // app=`app_type`, in `ns` (any namespace when empty). Read from the cache, so they are current
+  // even before the jobs were reconciled.
+  std::vector<model::PodInfo> PodsOfInstance(std::string_view ns, std::string_view instance_job_id,
+                                             std::string_view app_type) const;
+  // Namespace of a PodGroup with labels jobID=`instance_job_id`, app=`app_type`.
+  std::optional<std::string> NamespaceOfInstance(std::string_view instance_job_id,
+                                                 std::string_view app_type) const;
+  // §3.4 snapshot batches of every record (see SnapshotBatches), uuids stamped.
+  std::vector<std::vector<model::JobSummarySignal>> SnapshotSignals() const;
+  // Operations waiting to be reconciled.
+  size_t PendingOperations() const;
+
+  // The fault centre's view of every job, one consistent snapshot (added for the fault centre;
+  // implemented in job_registry_fault_snapshot.cc): the record, its PodGroup (null when gone)
+  // and its pods by name. Records, pods and PodGroups are shared, not copied.
+  struct FaultSnapshotEntry {
+    std::shared_ptr<const JobRecord> record;
+    std::shared_ptr<const model::PodGroupInfo> pod_group;
+    std::vector<std::shared_ptr<const model::PodInfo>> pods;
+  };
+  std::vector<FaultSnapshotEntry> FaultSnapshot() const;
+
+  // The key of the hourly consistency re-check in the queue (not a valid UID).
+  static constexpr std::string_view kConsistencyKey = "#consistency";
+
+ private:
+  struct PodEntry {
+    std::shared_ptr<const model::PodInfo> pod;
+    std::string job_id;
+  };
+
+  void Reconcile(const std::string& key);
+  void ReconcileExpiry(const std::string& job_id);
+  void RunConsistencyCheck();
+  // Store writes of a step; the first failure.
+  absl::Status Execute(const JobRecord& record, const JobStep& step);
+  absl::Status WriteConfigMap(const ConfigMapWrite& write);
+  void Emit(model::JobSummarySignal signal);
+  void Reject(std::string_view reason, std::string_view message, bool loud);
+
+  void QueueOperation(const std::string& job_id, JobOperation op)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPodGroup(store::WatchEventType type, const store::Object& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPod(store::WatchEventType type, const store::Object& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyNode(store::WatchEventType type, const store::Object& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecoverFromSummary(const store::Object& config_map) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePod(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyInstance(const model::PodInfo& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IgnoredSoftSharePodGroup(const model::PodGroupInfo& pg) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  JobObservation Observe(const std::string& job_id, JobOperation op,
+                         std::vector<std::shared_ptr<const model::PodInfo>>* keep_alive) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  const Options options_;
+  WorkQueue queue_;
+  TokenBucket bucket_;
+  std::vector<SignalListener> listeners_;
+  std::vector<InstanceListener> instance_listeners_;
+
+  mutable absl::Mutex mu_;
+  // Caches, keyed by namespace/name.
+  absl::flat_hash_map<std::string, std::shared_ptr<const model::PodGroupInfo>> pod_groups_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> pod_group_of_job_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, PodEntry> pods_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> pod_by_uid_ ABSL_GUARDED_BY(mu_);
+  // job id -> pod name -> pod (name order makes every build deterministic)
+  absl::flat_hash_map<std::string, std::map<std::string, std::shared_ptr<const model::PodInfo>>>
+      pods_of_job_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> node_serial_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> node_serial_by_ip_ ABSL_GUARDED_BY(mu_);
+  // Immutable once stored: a reconcile reads one without copying and replaces it whole.
+  absl::flat_hash_map<std::string, std::shared_ptr<const JobRecord>> records_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, JobOperation> pending_ ABSL_GUARDED_BY(mu_);
+
+  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+
+  Gauge& jobs_gauge_;
+  Gauge& pods_gauge_;
+  Counter& signals_add_;
+  Counter& signals_delete_;
+  Counter& write_failures_;
+  Histogram& reconcile_seconds_;
+};
+
+}  // namespace clusterd::cluster

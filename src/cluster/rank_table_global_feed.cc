@@ -1,0 +1,202 @@
+#include "cluster/rank_table_global_feed.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/status_util.h"
+#include "model/pod_info.h"
+
+namespace clusterd::cluster {
+namespace {
+
+constexpr char kComponent[] = "global-rank-table";
+constexpr std::string_view kConsumerSelector = "mx-consumer-cim=true";
+
+Counter& GenerationCounter(std::string_view result) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_global_rank_table_generations_total",
+      "MindIE global rank-table generations: pushed, failed (retried) or dropped (after the "
+      "last retry).",
+      {{"result", std::string(result)}});
+}
+
+std::optional<InstanceConfigMap> InstanceOf(const store::Object& cm) {
+  const std::string name = store::NameOf(cm);
+  if (!absl::StartsWith(name,
+                        absl::string_view(kRingsConfigPrefix.data(), kRingsConfigPrefix.size()))) {
+    return std::nullopt;
+  }
+  InstanceConfigMap out;
+  out.ns = store::NamespaceOf(cm);
+  out.name = name;
+  if (auto md = cm.find("metadata"); md != cm.end() && md->is_object()) {
+    if (auto labels = md->find("labels"); labels != md->end() && labels->is_object()) {
+      for (const auto& [k, v] : labels->items()) {
+        if (v.is_string()) out.labels[k] = v.get<std::string>();
+      }
+    }
+  }
+  if (!out.labels.contains(std::string(model::kLabelMindIeJobId))) return std::nullopt;
+  if (auto data = cm.find("data"); data != cm.end() && data->is_object()) {
+    if (auto h = data->find(kRingsConfigHcclKey); h != data->end() && h->is_string()) {
+      out.hccl_json = h->get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::vector<MindIePod> ToMindIePods(const std::vector<model::PodInfo>& pods) {
+  std::vector<MindIePod> out;
+  for (const auto& p : pods) out.push_back({p.ns, p.name, p.host_ip, p.pod_ip});
+  return out;
+}
+
+}  // namespace
+
+GlobalRankTableFeed::GlobalRankTableFeed(store::ObjectStore& store, JobRegistry& registry,
+                                         Clock& clock, Options options)
+    : store_(store),
+      registry_(registry),
+      options_(options),
+      queue_("global_rank_table", clock, MetricsRegistry::Default(),
+             WorkQueueOptions{options.base_retry_delay, options.max_retry_delay}),
+      pushed_(GenerationCounter("pushed")),
+      failed_(GenerationCounter("failed")),
+      dropped_(GenerationCounter("dropped")) {}
+
+GlobalRankTableFeed::~GlobalRankTableFeed() { Stop(); }
+
+void GlobalRankTableFeed::SetSink(Sink sink) { sink_ = std::move(sink); }
+
+absl::Status GlobalRankTableFeed::Start() {
+  registry_.AddInstanceListener([this](const std::string& job_id) { queue_.Add(job_id); });
+  store::ListOptions list_options;
+  list_options.selector = *store::LabelSelector::Parse(kConsumerSelector);
+  absl::StatusOr<store::ObjectList> cms = store_.List(store::kConfigMaps, list_options);
+  if (!cms.ok()) return Annotate(cms.status(), "global rank tables: listing configmaps");
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& cm : cms->items) {
+      if (auto instance = InstanceOf(cm))
+        instances_[instance->ns + "/" + instance->name] = *instance;
+    }
+  }
+  store::WatchOptions watch_options;
+  watch_options.selector = list_options.selector;
+  watch_options.resource_version = cms->resource_version;
+  auto handle = store_.Watch(store::kConfigMaps, watch_options,
+                             [this](const store::WatchEvent& e) { OnConfigMapEvent(e); });
+  if (!handle.ok()) return Annotate(handle.status(), "global rank tables: watching configmaps");
+  watch_ = *std::move(handle);
+  return absl::OkStatus();
+}
+
+void GlobalRankTableFeed::Stop() {
+  watch_.reset();
+  queue_.ShutDown();
+}
+
+void GlobalRankTableFeed::RunWorker() {
+  while (absl::optional<std::string> key = queue_.Get()) {
+    Handle(*key);
+    queue_.Done(*key);
+  }
+}
+
+size_t GlobalRankTableFeed::ProcessReady() {
+  size_t handled = 0;
+  queue_.PromoteDue();
+  while (queue_.Len() > 0) {
+    absl::optional<std::string> key = queue_.Get();
+    if (!key.has_value()) break;
+    Handle(*key);
+    queue_.Done(*key);
+    ++handled;
+  }
+  return handled;
+}
+
+void GlobalRankTableFeed::Request(const std::string& job_id, absl::Duration delay) {
+  queue_.AddAfter(job_id, delay);
+}
+
+void GlobalRankTableFeed::OnConfigMapEvent(const store::WatchEvent& event) {
+  std::optional<InstanceConfigMap> instance = InstanceOf(event.object);
+  if (!instance.has_value()) return;
+  const std::string key = instance->ns + "/" + instance->name;
+  const std::string job_id = instance->labels.at(std::string(model::kLabelMindIeJobId));
+  {
+    absl::MutexLock lock(&mu_);
+    if (event.type == store::WatchEventType::kDeleted) {
+      instances_.erase(key);
+    } else {
+      instances_[key] = *std::move(instance);
+    }
+  }
+  queue_.Add(job_id);
+}
+
+absl::StatusOr<model::GlobalRankTable> GlobalRankTableFeed::Generate(
+    const std::string& job_id) const {
+  std::optional<std::string> ns = registry_.NamespaceOfInstance(job_id, kAppMindIeServer);
+  std::vector<InstanceConfigMap> instances;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!ns.has_value()) {
+      // No server PodGroup known: the namespace of the instance ConfigMaps themselves.
+      for (const auto& [key, cm] : instances_) {
+        if (cm.labels.at(std::string(model::kLabelMindIeJobId)) == job_id &&
+            (!ns.has_value() || cm.ns < *ns)) {
+          ns = cm.ns;
+        }
+      }
+    }
+    if (!ns.has_value()) {
+      return absl::NotFoundError(absl::StrCat(
+          "global rank table of ", job_id, ": no server instance and no rings-config ConfigMap"));
+    }
+    for (const auto& [key, cm] : instances_) {
+      if (cm.ns == *ns && cm.labels.at(std::string(model::kLabelMindIeJobId)) == job_id) {
+        instances.push_back(cm);
+      }
+    }
+  }
+  return BuildGlobalRankTable(
+      job_id, std::move(instances),
+      ToMindIePods(registry_.PodsOfInstance(*ns, job_id, kAppMindIeCoordinator)),
+      ToMindIePods(registry_.PodsOfInstance(*ns, job_id, kAppMindIeController)));
+}
+
+void GlobalRankTableFeed::Handle(const std::string& job_id) {
+  absl::Status status;
+  absl::StatusOr<model::GlobalRankTable> table = Generate(job_id);
+  if (!table.ok()) {
+    status = table.status();
+  } else if (!sink_) {
+    status = absl::FailedPreconditionError("no rank-table publisher");
+  } else {
+    status = sink_(job_id, model::SerializeGlobalRankTable(*table));
+  }
+  if (status.ok()) {
+    queue_.Forget(job_id);
+    pushed_.Increment();
+    LogInfo(kComponent, "global rank table pushed",
+            {{"job", job_id}, {"ranks", table->RankCount()}, {"groups", table->groups.size()}});
+    return;
+  }
+  if (queue_.NumRequeues(job_id) >= options_.max_requeues) {
+    queue_.Forget(job_id);
+    dropped_.Increment();
+    LogWarn(kComponent, "global rank table request dropped after retries",
+            {{"job", job_id}, {"error", status}});
+    return;
+  }
+  failed_.Increment();
+  LogInfo(kComponent, "global rank table not delivered; will retry",
+          {{"job", job_id}, {"error", status}});
+  queue_.AddRateLimited(job_id);
+}
+
+}  // namespace clusterd::cluster

@@ -1,0 +1,128 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/rate_limiter.h"
+#include "store/kube/kube_config.h"
+
+typedef void CURL;
+typedef void CURLM;
+
+namespace clusterd::store::kube {
+
+// An HTTPS client for the Kubernetes API over libcurl: authentication (bearer token or client
+// certificate), the cluster CA, request timeouts, a client-side QPS/burst limit, and watch
+// streams. Thread-safe; idle connections are kept for reuse.
+class ApiClient {
+ public:
+  struct Options {
+    KubeConfig config;
+    double qps = 50;
+    int64_t burst = 100;
+    absl::Duration request_timeout = absl::Seconds(15);
+    absl::Duration connect_timeout = absl::Seconds(5);
+    const Clock* clock = &Clock::Real();
+    std::string user_agent = "clusterd";
+  };
+
+  struct Request {
+    std::string method = "GET";
+    std::string path;  // with the query string
+    std::string body;
+    std::string content_type = "application/json";
+    // Zero: Options::request_timeout.
+    absl::Duration timeout = absl::ZeroDuration();
+  };
+
+  struct Response {
+    long code = 0;
+    std::string body;
+  };
+
+  // Cancels a stream from another thread.
+  class StreamControl {
+   public:
+    void Stop();
+    bool stopped() const { return stopped_.load(); }
+
+   private:
+    friend class ApiClient;
+    std::atomic<bool> stopped_{false};
+    absl::Mutex mu_;
+    CURLM* multi_ ABSL_GUARDED_BY(mu_) = nullptr;
+  };
+
+  explicit ApiClient(Options options);
+  ~ApiClient();
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  // One request. A response with any HTTP status is OK here (map it with StatusFromResponse);
+  // an error status means no response: Unavailable (cannot connect, connection lost, TLS,
+  // timeout), Cancelled (Shutdown), Unauthenticated (cannot read the token),
+  // DeadlineExceeded (the client-side rate limit leaves no slot before the timeout).
+  absl::StatusOr<Response> Do(const Request& request);
+
+  // A streaming GET (watch). `on_status` is called once with the HTTP status; when it is 200
+  // every complete line of the body goes to `on_line`, which returns false to end the stream.
+  // Otherwise the body is collected into `error_body`. Returns OK when the server ended the
+  // stream or a callback or `control` stopped it; the same errors as Do otherwise. `idle` bounds
+  // the time without any byte from the server.
+  absl::Status Stream(const Request& request, const std::function<void(long code)>& on_status,
+                      const std::function<bool(std::string_view line)>& on_line,
+                      std::string* error_body, StreamControl* control, absl::Duration idle);
+
+  // Wakes every request waiting for the rate limiter; later requests fail with Cancelled.
+  void Shutdown();
+
+  // False after a request failed without a response, until one gets a response again.
+  bool Reachable() const { return reachable_.load(); }
+  // The last transport failure, for readiness messages.
+  std::string LastError() const;
+  const KubeConfig& config() const { return options_.config; }
+
+ private:
+  CURL* Acquire();
+  void Release(CURL* handle);
+  absl::Status Configure(CURL* handle, const Request& request, void* headers_out);
+  absl::Status Throttle(absl::Time deadline);
+  absl::StatusOr<std::string> BearerToken();
+  absl::Status TransportError(int curl_code, const Request& request, const char* detail);
+  void NoteResponse();
+
+  const Options options_;
+  TokenBucket bucket_;
+  std::atomic<bool> reachable_{true};
+
+  mutable absl::Mutex mu_;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<CURL*> idle_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  absl::Time token_read_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+// The store's status for an API response that is not a success: the code and reason of the
+// Kubernetes Status in the body, mapped as object_store.h documents (404 NotFound, 409
+// AlreadyExists or Aborted, 410 OutOfRange, 400/422 InvalidArgument, 401 Unauthenticated, 403
+// PermissionDenied, 429/5xx Unavailable). `what` names the request.
+absl::Status StatusFromResponse(const ApiClient::Response& response, std::string_view what);
+// The `reason` of a Kubernetes Status body ("Conflict", "AlreadyExists", ...), or "".
+std::string ReasonOf(std::string_view body);
+
+// True for a failure of ApiClient::Do that certainly did not reach the server (no connection,
+// TLS handshake failed): the request can be sent again without doing anything twice.
+bool NotSent(const absl::Status& status);
+
+}  // namespace clusterd::store::kube

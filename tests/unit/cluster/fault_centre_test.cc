@@ -1,0 +1,438 @@
+// The fault centre over a memory store with a manual clock: ConfigMaps in, cluster-info shards,
+// statistic-fault-info, manual separation and job fault snapshots out. Store events are fed
+// through Observe and keys processed on the test thread (ProcessReady), so nothing sleeps.
+#include "cluster/fault_centre.h"
+
+#include "cluster/job_registry.h"
+#include "common/clock.h"
+#include "common/json_util.h"
+#include "common/metrics.h"
+#include "fault_test_util.h"
+#include "gtest/gtest.h"
+#include "job_test_objects.h"
+#include "store/memory/memory_store.h"
+
+namespace clusterd::cluster {
+namespace {
+
+using testing::ChipFault;
+using testing::DeviceInfoConfigMap;
+using testing::Json;
+using testing::NodeSpec;
+
+constexpr int64_t kStart = 1718000100000;
+
+class RecordingSink final : public JobFaultSink {
+ public:
+  void OnJobFaults(const JobFaultRanks& f) override { got.push_back(f); }
+  void OnJobGone(const std::string& id) override { gone.push_back(id); }
+  std::vector<JobFaultRanks> got;
+  std::vector<std::string> gone;
+};
+
+uint64_t Rejected(const std::string& kind, const std::string& reason) {
+  return MetricsRegistry::Default()
+      .GetCounter("clusterd_fault_centre_rejected_total", "", {{"kind", kind}, {"reason", reason}})
+      .Value();
+}
+
+class FaultCentreTest : public ::testing::Test {
+ protected:
+  FaultCentreTest() : clock_(absl::FromUnixMillis(kStart)), store_(MemOptions()) {}
+
+  store::MemoryStore::Options MemOptions() {
+    store::MemoryStore::Options o;
+    o.clock = &clock_;
+    return o;
+  }
+
+  void StartCentre(size_t shard_limit = ClusterInfoShards::kDefaultLimitBytes,
+                   const JobRegistry* registry = nullptr) {
+    FaultCentre::Options o;
+    o.data_dir = CLUSTERD_DATA_DIR;
+    o.watch_store = false;
+    o.shard_limit_bytes = shard_limit;
+    centre_ = std::make_unique<FaultCentre>(store_, clock_, registry, o);
+    centre_->AddJobFaultSink(&sink_);
+    ASSERT_TRUE(centre_->Start().ok());
+    centre_->FlushWrites();
+  }
+
+  // Writes `object` to the store and tells the centre, as the watch would.
+  void Put(std::string_view resource, Json object) {
+    const store::ObjectKey key = store::KeyOf(resource, object);
+    absl::StatusOr<store::Object> stored = store_.Get(key).ok() ? store_.Update(resource, object)
+                                                                : store_.Create(resource, object);
+    ASSERT_TRUE(stored.ok()) << stored.status();
+    if (centre_ != nullptr) {
+      centre_->Observe(resource, store::WatchEvent{store::WatchEventType::kModified, *stored});
+    }
+  }
+  void Remove(std::string_view resource, const Json& object) {
+    ASSERT_TRUE(store_.Delete(store::KeyOf(resource, object)).ok());
+    centre_->Observe(resource, store::WatchEvent{store::WatchEventType::kDeleted, object});
+  }
+  void Advance(absl::Duration d) {
+    clock_.Advance(d);
+    centre_->ProcessReady();
+  }
+  std::string Cm(const std::string& ns, const std::string& name, const std::string& key) {
+    auto cm = store_.Get({"configmaps", ns, name});
+    if (!cm.ok()) return "<missing>";
+    return StringOr(cm->at("data"), key, "<no key>");
+  }
+  std::string ClusterInfo(const std::string& name) { return Cm("mindx-dl", name, name); }
+
+  ManualClock clock_;
+  store::MemoryStore store_;
+  RecordingSink sink_;
+  std::unique_ptr<FaultCentre> centre_;
+};
+
+NodeSpec FaultyNode(const std::string& node, const std::string& npu = "Ascend910-3",
+                    const std::string& level = "SeparateNPU", const std::string& code = "80E01801") {
+  NodeSpec s;
+  s.node = node;
+  s.faults = {ChipFault(npu, level, {{code, kStart - 1000}})};
+  s.unhealthy = {npu};
+  return s;
+}
+
+TEST_F(FaultCentreTest, InitialViewIsPublishedFromTheStore) {
+  NodeSpec healthy;
+  healthy.node = "node-1";
+  Put("configmaps", DeviceInfoConfigMap(healthy));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-2")));
+  StartCentre();
+  const std::string shard = ClusterInfo("cluster-info-device-0");
+  EXPECT_NE(shard.find("\"mindx-dl-deviceinfo-node-1\":"), std::string::npos);
+  EXPECT_NE(shard.find("80E01801"), std::string::npos);
+  EXPECT_EQ(ClusterInfo("cluster-info-node-cm"), "");
+  EXPECT_EQ(ClusterInfo("cluster-info-switch-0"), "<missing>");  // no switch record yet
+  auto cm = store_.Get({"configmaps", "mindx-dl", "cluster-info-device-0"});
+  EXPECT_EQ(cm->at("metadata").at("labels").at("mx-consumer-volcano"), "true");
+  EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
+}
+
+TEST_F(FaultCentreTest, AFaultOnOneNodeRewritesOnlyItsShard) {
+  for (int i = 0; i < 12; ++i) {
+    NodeSpec s;
+    s.node = "node-" + std::to_string(i);
+    Put("configmaps", DeviceInfoConfigMap(s));
+  }
+  StartCentre(/*shard_limit=*/2000);
+  const std::string where = centre_->ShardOfNode("node-7");
+  ASSERT_FALSE(where.empty());
+  EXPECT_NE(ClusterInfo("cluster-info-device-2"), "<missing>");  // several shards
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-7")));
+  centre_->ProcessReady();
+  EXPECT_EQ(centre_->FlushWrites(), 1u);
+  EXPECT_EQ(centre_->ShardOfNode("node-7"), where);  // stable placement
+  EXPECT_NE(ClusterInfo(where).find("80E01801"), std::string::npos);
+}
+
+TEST_F(FaultCentreTest, TamperedUpdateKeepsTheLastGoodStateAndIsCounted) {
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-1")));
+  StartCentre();
+  const std::string before = ClusterInfo("cluster-info-device-0");
+  const uint64_t rejected = Rejected("device-info", "checkcode");
+  Json tampered = DeviceInfoConfigMap(NodeSpec{});
+  std::string cfg = tampered["data"]["DeviceInfoCfg"];
+  cfg.replace(cfg.find("Ascend910-0"), 11, "Ascend910-9");
+  tampered["data"]["DeviceInfoCfg"] = cfg;
+  Put("configmaps", tampered);
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0"), before);
+  EXPECT_EQ(Rejected("device-info", "checkcode"), rejected + 1);
+  // Other nodes are unaffected.
+  NodeSpec other;
+  other.node = "node-2";
+  Put("configmaps", DeviceInfoConfigMap(other));
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("node-2"), std::string::npos);
+}
+
+TEST_F(FaultCentreTest, DeletedDeviceInfoEmptiesItsShardWhichStays) {
+  Json cm = DeviceInfoConfigMap(FaultyNode("node-1"));
+  Put("configmaps", cm);
+  StartCentre();
+  Remove("configmaps", cm);
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0"), "");
+}
+
+TEST_F(FaultCentreTest, NodeInfoIsPublishedInClusterInfoNodeCm) {
+  StartCentre();
+  model::NodeInfo info;
+  info.fault_dev_list = {model::FaultDev{"PSU", 1, {"2C000031"}, "SeparateFault"}};
+  info.node_status = "UnHealthy";
+  Put("configmaps", testing::NodeInfoConfigMap("node-2", info));
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_EQ(
+      ClusterInfo("cluster-info-node-cm"),
+      R"({"mindx-dl-nodeinfo-node-2":{"FaultDevList":[{"DeviceType":"PSU","DeviceId":1,"FaultCode":["2C000031"],"FaultLevel":"SeparateFault"}],"NodeStatus":"UnHealthy","CmName":"mindx-dl-nodeinfo-node-2","UpdateTime":1718000000000}})");
+}
+
+PublicFaultRequest Pub(const std::string& assertion, const std::string& node = "node-1",
+                       const std::string& id = "fault-0001") {
+  PublicFaultRequest r;
+  r.id = "req-00000001";
+  r.timestamp = 1741056920000;
+  r.version = "1.0";
+  r.resource = "CCAE";
+  PublicFaultItem f;
+  f.fault_id = id;
+  f.fault_type = "NPU";
+  f.fault_code = "220001001";
+  f.fault_time = 1741056919000;
+  f.assertion = assertion;
+  f.influence = {PublicFaultInfluence{node, "", {0, 1}}};
+  r.faults = {f};
+  return r;
+}
+
+TEST_F(FaultCentreTest, PublicFaultIsMergedCountedAndRecovered) {
+  NodeSpec s;
+  s.node = "node-1";
+  Put("configmaps", DeviceInfoConfigMap(s));
+  StartCentre();
+  PublicFaultVerdict v = centre_->SendPublicFault(Pub("occur"));
+  EXPECT_EQ(v.code, 0);
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  const std::string shard = ClusterInfo("cluster-info-device-0");
+  EXPECT_NE(shard.find(R"(\"fault_type\":\"PublicFault\",\"npu_name\":\"Ascend910-0\")"),
+            std::string::npos);
+  EXPECT_NE(shard.find(R"("huawei.com/Ascend910-Unhealthy":"Ascend910-0,Ascend910-1")"),
+            std::string::npos);
+  EXPECT_NE(shard.find("\"UpdateTime\":1718000100,"), std::string::npos);  // bumped to now
+  EXPECT_EQ(Cm("cluster-system", "statistic-fault-info", "FaultNum"), R"({"publicFaultNum":1})");
+  // Recover 1 s later: removed at add time + 5 s.
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(centre_->SendPublicFault(Pub("recover")).code, 0);
+  Advance(absl::Seconds(3));
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("PublicFault"), std::string::npos);
+  Advance(absl::Seconds(1));
+  centre_->FlushWrites();
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0").find("PublicFault"), std::string::npos);
+  EXPECT_EQ(Cm("cluster-system", "statistic-fault-info", "FaultNum"), R"({"publicFaultNum":0})");
+}
+
+TEST_F(FaultCentreTest, PublicFaultFloodFromOneSenderIsLimited) {
+  StartCentre();
+  int limited = 0;
+  for (int i = 0; i < 120; ++i) {
+    PublicFaultVerdict v = centre_->SendPublicFault(Pub("occur", "node-1", "fault-" + std::to_string(1000 + i)));
+    if (v.code == 410) {
+      ++limited;
+      EXPECT_EQ(v.info, "limiter work by resource failed");
+    }
+  }
+  EXPECT_EQ(limited, 20);
+  PublicFaultRequest other = Pub("occur");
+  other.resource = "Netmind";
+  EXPECT_EQ(centre_->SendPublicFault(other).code, 0);
+  PublicFaultRequest unknown = Pub("occur");
+  unknown.resource = "nobody";
+  EXPECT_EQ(centre_->SendPublicFault(unknown).code, 410);
+}
+
+TEST_F(FaultCentreTest, PublicFaultConfigMapIsAppliedAndMalformedOnesCounted) {
+  NodeSpec s;
+  s.node = "node-1";
+  Put("configmaps", DeviceInfoConfigMap(s));
+  StartCentre();
+  const std::string request =
+      R"({"id":"a1b2c3d4-0001","timestamp":1741056920000,"version":"1.0","resource":"CCAE","faults":[{"faultId":"fault-0001","faultType":"NPU","faultCode":"220001001","faultTime":1741056919000,"assertion":"occur","influence":[{"nodeName":"node-1","deviceIds":[2]}]}]})";
+  Put("configmaps", testing::ConfigMapObject("default", "my-faults", {{"PublicFault", request}},
+                                            {{"mc-consumer-publicfault", "true"}}));
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find(R"(\"npu_name\":\"Ascend910-2\")"), std::string::npos);
+  const uint64_t malformed = Rejected("public-fault", "malformed");
+  Put("configmaps", testing::ConfigMapObject("default", "bad-faults", {{"PublicFault", "{"}},
+                                            {{"mc-consumer-publicfault", "true"}}));
+  centre_->ProcessReady();
+  EXPECT_EQ(Rejected("public-fault", "malformed"), malformed + 1);
+}
+
+TEST_F(FaultCentreTest, PublicFaultsSurviveARestartThroughStatisticFaultInfo) {
+  NodeSpec s;
+  s.node = "node-1";
+  Put("configmaps", DeviceInfoConfigMap(s));
+  StartCentre();
+  centre_->SendPublicFault(Pub("occur"));
+  centre_->ProcessReady();
+  centre_->Stop();
+  centre_.reset();
+  StartCentre();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("PublicFault"), std::string::npos);
+}
+
+// ---- jobs ----
+
+class FaultCentreJobTest : public FaultCentreTest {
+ protected:
+  void SetUp() override {
+    using namespace cluster::testing;
+    registry_ = std::make_unique<JobRegistry>(store_, clock_);
+    PodGroupSpec pg;
+    pg.annotations = annotations_;
+    pg.labels.insert(pg.labels.end(), labels_.begin(), labels_.end());
+    Put("podgroups", PodGroupObject(pg));
+    Put("pods", PodObject(ExamplePod(0)));
+    Put("pods", PodObject(ExamplePod(1)));
+    ASSERT_TRUE(registry_->Start().ok());
+    registry_->ProcessReady();
+    auto job = registry_->FindJob(kJobUid);
+    ASSERT_TRUE(job.has_value());
+    ASSERT_EQ(job->previous_servers.size(), 2u);
+  }
+  void TearDown() override {
+    if (centre_) centre_->Stop();
+    registry_->Stop();
+  }
+  std::vector<std::pair<std::string, std::string>> annotations_;
+  std::vector<std::pair<std::string, std::string>> labels_;
+  std::unique_ptr<JobRegistry> registry_;
+};
+
+TEST_F(FaultCentreJobTest, AJobNpuFaultReachesTheSinkAndItsRecoveryClearsIt) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  EXPECT_TRUE(sink_.got.empty());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  centre_->ProcessReady();
+  ASSERT_EQ(sink_.got.size(), 1u);
+  const JobFaultRanks& f = sink_.got[0];
+  EXPECT_EQ(f.job_id, cluster::testing::kJobUid);
+  ASSERT_EQ(f.ranks.size(), 1u);
+  EXPECT_EQ(f.ranks[0].rank_id, 11);
+  EXPECT_EQ(f.ranks[0].pod_rank, 1);
+  EXPECT_EQ(f.ranks[0].pod_uid, "9c2e7d4f-0000-4000-8000-000000000002");
+  EXPECT_EQ(f.ranks[0].level, "SeparateNPU");
+  EXPECT_EQ(f.ranks[0].FaultType(), "1");
+  EXPECT_EQ(f.health, "UnHealthy");
+  // The same content again: no new snapshot.
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  centre_->ProcessReady();
+  EXPECT_EQ(sink_.got.size(), 1u);
+  NodeSpec healthy;
+  healthy.node = "node-b";
+  Put("configmaps", DeviceInfoConfigMap(healthy));
+  centre_->ProcessReady();
+  ASSERT_EQ(sink_.got.size(), 2u);
+  EXPECT_TRUE(sink_.got[1].ranks.empty());
+  EXPECT_EQ(sink_.got[1].health, "Healthy");
+  // clusterctl's view.
+  EXPECT_TRUE(centre_->FaultRows("", cluster::testing::kJobUid).empty());
+}
+
+TEST_F(FaultCentreJobTest, FaultRowsFilterByNodeAndJob) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-z")));
+  centre_->ProcessReady();
+  auto rows = centre_->FaultRows("", "pt-2x8");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].node, "node-b");
+  EXPECT_EQ(rows[0].npu, "Ascend910-3");
+  EXPECT_EQ(rows[0].source, "device");
+  EXPECT_EQ(rows[0].since_ms, kStart);
+  EXPECT_EQ(centre_->FaultRows("node-z", "").size(), 1u);
+  EXPECT_EQ(centre_->FaultRows("", "").size(), 2u);
+}
+
+class FaultCentreFilteredJobTest : public FaultCentreJobTest {
+ protected:
+  FaultCentreFilteredJobTest() {
+    annotations_ = {{"huawei.com/schedule.filter.faultCode", "80E01801:30"}};
+  }
+};
+
+TEST_F(FaultCentreFilteredJobTest, CustomFilterHidesTheFaultUntilItsTimeRunsOut) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  centre_->ProcessReady();
+  centre_->FlushWrites();
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0").find("80E01801"), std::string::npos);
+  // The Fault service still sees it (filtered list); the recovery plane does not.
+  ASSERT_EQ(sink_.got.size(), 1u);
+  EXPECT_TRUE(sink_.got[0].ranks.empty());
+  EXPECT_EQ(sink_.got[0].filtered_devices.size(), 1u);
+  Advance(absl::Seconds(30));
+  EXPECT_EQ(sink_.got.size(), 1u);
+  Advance(absl::Milliseconds(1));
+  ASSERT_EQ(sink_.got.size(), 2u);
+  EXPECT_EQ(sink_.got[1].ranks.size(), 1u);
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("80E01801"), std::string::npos);
+}
+
+class FaultCentreRetryJobTest : public FaultCentreJobTest {
+ protected:
+  FaultCentreRetryJobTest() {
+    annotations_ = {{"recover-strategy", "retry"}};
+    labels_ = {{"process-recover-enable", "on"}};
+  }
+};
+
+TEST_F(FaultCentreRetryJobTest, BusinessRetryReportBecomesAStepRetryRank) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b", "Ascend910-3", "RestartBusiness")));
+  centre_->ProcessReady();
+  EXPECT_TRUE(sink_.got.empty());  // UCE hidden while retry is plausible (fault 1 s old)
+  centre_->ReportBusinessRetry(cluster::testing::kJobUid, 11, 0);
+  centre_->ProcessReady();
+  ASSERT_EQ(sink_.got.size(), 1u);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_TRUE(sink_.got[0].ranks[0].do_step_retry);
+  EXPECT_EQ(sink_.got[0].ranks[0].FaultType(), "0");
+  // 10 s after the report the synthetic rank ends; the device fault is still hidden (30 s).
+  Advance(absl::Seconds(10));
+  ASSERT_EQ(sink_.got.size(), 2u);
+  EXPECT_TRUE(sink_.got[1].ranks.empty());
+  // After report + 30 s the fault shows again, as step retry (the report was timely).
+  Advance(absl::Seconds(21));
+  ASSERT_EQ(sink_.got.size(), 3u);
+  ASSERT_EQ(sink_.got[2].ranks.size(), 1u);
+  EXPECT_TRUE(sink_.got[2].ranks[0].do_step_retry);
+}
+
+TEST_F(FaultCentreJobTest, NotReadyKubernetesNodeSeparatesItsRanks) {
+  Put("nodes", cluster::testing::NodeObject("node-a", "192.168.0.11", "SN-A"));
+  Json b = cluster::testing::NodeObject("node-b", "192.168.0.12", "SN-B");
+  b["status"]["conditions"] = Json::array({{{"type", "Ready"}, {"status", "True"}}});
+  Put("nodes", b);
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  ASSERT_EQ(sink_.got.size(), 1u);  // node-a has no Ready condition
+  EXPECT_EQ(sink_.got[0].ranks.size(), 8u);
+  EXPECT_EQ(sink_.got[0].ranks[0].level, "SeparateNPU");
+  EXPECT_EQ(centre_->ClusterSignal().nodes.size(), 1u);
+}
+
+TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
+  Put("configmaps", testing::ConfigMapObject(
+                        "cluster-system", "clusterd-config-cm",
+                        {{"manually_separate_policy.conf",
+                          "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  centre_->ProcessReady();
+  Advance(absl::Seconds(30));  // triage window
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("ManuallySeparateNPU"), std::string::npos);
+  Advance(absl::Seconds(15));  // CM sync
+  EXPECT_NE(Cm("cluster-system", "clusterd-manual-info-cm", "node-b").find("\"Total\":[\"Ascend910-3\"]"),
+            std::string::npos);
+  bool manual_rank = false;
+  for (const auto& r : sink_.got.back().ranks) manual_rank |= r.level == "ManuallySeparateNPU";
+  EXPECT_TRUE(manual_rank);
+}
+
+}  // namespace
+}  // namespace clusterd::cluster

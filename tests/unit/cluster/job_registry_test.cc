@@ -1,0 +1,588 @@
+// The job registry over a memory store with a manual clock (jobs-ranktable-diagnosis.md §1.6,
+// §1.7, §3.2-§3.5). Events are fed through the intake methods the watch handlers call, and
+// reconciles run on the test thread (ProcessReady), so nothing sleeps.
+#include "cluster/job_registry.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/metrics.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "job_test_objects.h"
+#include "rank_table_golden.h"
+#include "store/memory/memory_store.h"
+
+namespace clusterd::cluster {
+namespace {
+
+using model::JobStatus;
+using model::JobSummarySignal;
+using store::WatchEvent;
+using store::WatchEventType;
+using testing::ExamplePod;
+using ::testing::HasSubstr;
+using testing::Json;
+using testing::kJobUid;
+using testing::NodeObject;
+using testing::PodGroupObject;
+using testing::PodGroupSpec;
+using testing::PodObject;
+using testing::PodSpec;
+
+// Forwards to a memory store; ConfigMap writes fail while `fail_writes` is set.
+class FlakyStore final : public store::ObjectStore {
+ public:
+  std::atomic<bool> fail_writes{false};
+  store::MemoryStore inner;
+
+  absl::StatusOr<store::Object> Get(const store::ObjectKey& key) override { return inner.Get(key); }
+  absl::StatusOr<store::ObjectList> List(std::string_view r, const store::ListOptions& o) override {
+    return inner.List(r, o);
+  }
+  absl::StatusOr<std::unique_ptr<store::WatchHandle>> Watch(std::string_view r,
+                                                            const store::WatchOptions& o,
+                                                            store::WatchHandler h) override {
+    return inner.Watch(r, o, std::move(h));
+  }
+  absl::StatusOr<store::Object> Create(std::string_view r, store::Object o) override {
+    if (fail_writes) return absl::UnavailableError("disk full");
+    return inner.Create(r, std::move(o));
+  }
+  absl::StatusOr<store::Object> Update(std::string_view r, store::Object o) override {
+    if (fail_writes) return absl::UnavailableError("disk full");
+    return inner.Update(r, std::move(o));
+  }
+  absl::StatusOr<store::Object> Patch(const store::ObjectKey& k, const store::Object& p) override {
+    return inner.Patch(k, p);
+  }
+  absl::Status Delete(const store::ObjectKey& k, std::string_view rv) override {
+    if (fail_writes) return absl::UnavailableError("disk full");
+    return inner.Delete(k, rv);
+  }
+};
+
+uint64_t Rejected(const std::string& reason) {
+  return MetricsRegistry::Default()
+      .GetCounter("clusterd_job_registry_rejected_total", "", {{"reason", reason}})
+      .Value();
+}
+
+class JobRegistryTest : public ::testing::Test {
+ protected:
+  JobRegistryTest() { MakeRegistry(); }
+
+  void MakeRegistry(JobRegistry::Options options = Fast()) {
+    registry_ = std::make_unique<JobRegistry>(store_, clock_, options);
+    registry_->AddSignalListener([this](const JobSummarySignal& s) {
+      absl::MutexLock lock(&mu_);
+      signals_.push_back(s);
+    });
+  }
+
+  static JobRegistry::Options Fast() {
+    JobRegistry::Options o;
+    o.reconcile_rate = 1e6;
+    o.reconcile_burst = 1000000;
+    return o;
+  }
+
+  void AddPodGroup(const PodGroupSpec& spec = {}) {
+    registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kAdded, PodGroupObject(spec)});
+  }
+  void DeletePodGroup(const PodGroupSpec& spec = {}) {
+    registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kDeleted, PodGroupObject(spec)});
+  }
+  void PutPod(const PodSpec& spec, WatchEventType type = WatchEventType::kModified) {
+    registry_->OnPodEvent(WatchEvent{type, PodObject(spec)});
+  }
+  void DeletePod(const PodSpec& spec) {
+    registry_->OnPodEvent(WatchEvent{WatchEventType::kDeleted, PodObject(spec)});
+  }
+  void AddExampleNodes() {
+    registry_->OnNodeEvent(WatchEvent{
+        WatchEventType::kAdded, NodeObject("node-a", "192.168.0.11", "2102313LNR10P5100001")});
+    registry_->OnNodeEvent(WatchEvent{
+        WatchEventType::kAdded, NodeObject("node-b", "192.168.0.12", "2102313LNR10P5100002")});
+  }
+  // The §2.2 job, running.
+  void RunExampleJob() {
+    AddExampleNodes();
+    AddPodGroup();
+    registry_->ProcessReady();
+    PodSpec a = ExamplePod(0), b = ExamplePod(1);
+    a.master_addr_env = b.master_addr_env = "192.168.0.11";
+    PutPod(a, WatchEventType::kAdded);
+    PutPod(b, WatchEventType::kAdded);
+    registry_->ProcessReady();
+  }
+
+  std::vector<JobSummarySignal> TakeSignals() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(signals_, {});
+  }
+
+  absl::StatusOr<store::Object> ConfigMap(const std::string& name,
+                                          const std::string& ns = "default") {
+    return store_.Get(store::ObjectKey{"configmaps", ns, name});
+  }
+
+  ManualClock clock_{absl::FromUnixSeconds(1735689600)};
+  FlakyStore flaky_;
+  store::ObjectStore& store_ = flaky_;
+  std::unique_ptr<JobRegistry> registry_;
+  absl::Mutex mu_;
+  std::vector<JobSummarySignal> signals_;
+};
+
+TEST_F(JobRegistryTest, PodGroupAddCreatesAPendingRecordAnInitConfigMapAndASignal) {
+  AddPodGroup();
+  EXPECT_EQ(registry_->ProcessReady(), 1u);
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->name, "pt-2x8");
+  EXPECT_EQ(job->ns, "default");
+  EXPECT_EQ(job->status, JobStatus::kPending);
+  EXPECT_EQ(job->framework, "pytorch");
+  auto cm = ConfigMap("job-summary-pt-2x8");
+  ASSERT_TRUE(cm.ok()) << cm.status();
+  EXPECT_EQ((*cm)["data"]["job_status"], "pending");
+  EXPECT_EQ((*cm)["data"]["hccl.json"], R"({"status":"initializing"})");
+  EXPECT_EQ((*cm)["data"]["time"], "1735689600");
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].op, "add");
+  EXPECT_EQ(signals[0].job_status, "pending");
+  EXPECT_EQ(signals[0].hccl_json, R"({"status":"initializing"})");
+  EXPECT_EQ(signals[0].job_id, kJobUid);
+  EXPECT_EQ(signals[0].uuid.size(), 36u);
+}
+
+TEST_F(JobRegistryTest, WorkedExampleRunsWithTheExactRankTable) {
+  RunExampleJob();
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->status, JobStatus::kRunning);
+  EXPECT_EQ(job->pod_count, 2);
+  auto cm = ConfigMap("job-summary-pt-2x8");
+  ASSERT_TRUE(cm.ok());
+  EXPECT_EQ((*cm)["data"]["hccl.json"], testing::kRankTableExample22);
+  EXPECT_EQ((*cm)["data"]["job_status"], "running");
+  EXPECT_EQ((*cm)["data"]["masterAddr"], "192.168.0.11");
+  EXPECT_EQ((*cm)["data"]["sharedTorIp"], "");
+  EXPECT_EQ((*cm)["metadata"]["labels"]["ring-controller.atlas"], "ascend-910");
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 2u);  // init, then running
+  EXPECT_EQ(signals[1].op, "add");
+  EXPECT_EQ(signals[1].job_status, "running");
+  EXPECT_EQ(signals[1].hccl_json, testing::kRankTableExample22);
+  EXPECT_EQ(signals[1].master_addr, "192.168.0.11");
+  EXPECT_EQ(signals[1].delete_time, "");
+  EXPECT_EQ(signals[1].total, "1");
+}
+
+TEST_F(JobRegistryTest, EventsOfOneJobAreCoalescedIntoOneReconcile) {
+  AddExampleNodes();
+  AddPodGroup();
+  for (int i = 0; i < 10; ++i) {
+    PutPod(ExamplePod(0));
+    PutPod(ExamplePod(1));
+  }
+  EXPECT_EQ(registry_->ProcessReady(), 1u);
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);  // straight to running: no record existed yet
+  EXPECT_EQ(signals[0].job_status, "running");
+}
+
+TEST_F(JobRegistryTest, ReschedulingGoesRunningFailedRunning) {
+  RunExampleJob();
+  TakeSignals();
+  DeletePod(ExamplePod(1));
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kFailed);
+  PutPod(ExamplePod(1), WatchEventType::kAdded);
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kRunning);
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[0].job_status, "failed");
+  EXPECT_EQ(signals[0].delete_time, "1735689600");
+  EXPECT_EQ(signals[1].job_status, "running");
+}
+
+TEST_F(JobRegistryTest, UnchangedStatusWritesAndEmitsNothing) {
+  RunExampleJob();
+  TakeSignals();
+  auto before = ConfigMap("job-summary-pt-2x8");
+  PodSpec a = ExamplePod(0);
+  a.extra_annotations = {{"unrelated", "change"}};
+  PutPod(a);
+  registry_->ProcessReady();
+  EXPECT_TRUE(TakeSignals().empty());
+  EXPECT_EQ(store::ResourceVersionOf(*ConfigMap("job-summary-pt-2x8")),
+            store::ResourceVersionOf(*before));
+}
+
+TEST_F(JobRegistryTest, DeletionPreDeletesAndRemovesTheConfigMapsAfterTheGrace) {
+  RunExampleJob();
+  TakeSignals();
+  DeletePod(ExamplePod(0));
+  DeletePod(ExamplePod(1));
+  DeletePodGroup();
+  registry_->ProcessReady();
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].op, "delete");
+  EXPECT_EQ(signals[0].job_status, "failed");
+  EXPECT_EQ(signals[0].hccl_json, testing::kRankTableExample22);  // the last rank table
+  auto cm = ConfigMap("job-summary-pt-2x8");
+  ASSERT_TRUE(cm.ok());
+  EXPECT_EQ((*cm)["data"]["operator"], "delete");
+  EXPECT_EQ((*cm)["data"]["deleteTime"], "1735689600");
+  EXPECT_TRUE(registry_->FindJob(kJobUid)->pre_deleted);
+
+  clock_.Advance(absl::Seconds(59));
+  registry_->ProcessReady();
+  EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
+  clock_.Advance(absl::Seconds(1));
+  registry_->ProcessReady();
+  EXPECT_TRUE(absl::IsNotFound(ConfigMap("job-summary-pt-2x8").status()));
+  EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
+  EXPECT_TRUE(TakeSignals().empty());  // final deletion has no signal
+}
+
+TEST_F(JobRegistryTest, CompletedJobStaysCompleteWhenPreDeleted) {
+  RunExampleJob();
+  PodSpec a = ExamplePod(0), b = ExamplePod(1);
+  a.phase = b.phase = "Succeeded";
+  PutPod(a);
+  PutPod(b);
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kComplete);
+  DeletePod(a);
+  DeletePod(b);
+  DeletePodGroup();
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kComplete);
+  EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["job_status"], "complete");
+}
+
+TEST_F(JobRegistryTest, PodGroupBackBeforeTheGraceRevivesTheJob) {
+  AddPodGroup();
+  registry_->ProcessReady();
+  DeletePodGroup();
+  registry_->ProcessReady();
+  EXPECT_TRUE(registry_->FindJob(kJobUid)->pre_deleted);
+  AddPodGroup();
+  registry_->ProcessReady();
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_FALSE(job->pre_deleted);
+  clock_.Advance(absl::Minutes(2));
+  registry_->ProcessReady();
+  EXPECT_TRUE(registry_->FindJob(kJobUid).has_value());
+  EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
+}
+
+TEST_F(JobRegistryTest, ANewJobWithTheSameNameDropsThePreDeletedRecord) {
+  AddPodGroup();
+  registry_->ProcessReady();
+  DeletePodGroup();
+  registry_->ProcessReady();
+  PodGroupSpec second;
+  second.uid = "pg-uid-2";
+  second.owner_uid = "second-job-uid";
+  AddPodGroup(second);
+  registry_->ProcessReady();
+  EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
+  EXPECT_TRUE(registry_->FindJob("second-job-uid").has_value());
+  EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["job_id"], "second-job-uid");
+}
+
+TEST_F(JobRegistryTest, HourlyConsistencyRecheckRequeuesEveryJob) {
+  ASSERT_TRUE(registry_->Start().ok());
+  RunExampleJob();
+  TakeSignals();
+  clock_.Advance(absl::Hours(1));
+  // The consistency key, then the job it queued.
+  EXPECT_EQ(registry_->ProcessReady(), 2u);
+  EXPECT_TRUE(TakeSignals().empty());  // state unchanged: nothing rewritten
+  registry_->Stop();
+}
+
+TEST_F(JobRegistryTest, PodsWithoutControllerOwnerAreRejectedAndCounted) {
+  const uint64_t before = Rejected("pod_without_owner");
+  PodSpec orphan = ExamplePod(0);
+  orphan.owner_uid = "";
+  PutPod(orphan, WatchEventType::kAdded);
+  PodSpec not_controller = ExamplePod(1);
+  not_controller.owner_controller = false;
+  PutPod(not_controller, WatchEventType::kAdded);
+  EXPECT_EQ(Rejected("pod_without_owner"), before + 2);
+  EXPECT_EQ(registry_->ProcessReady(), 0u);
+  EXPECT_TRUE(registry_->Jobs().empty());
+}
+
+TEST_F(JobRegistryTest, PodGroupWithoutOwnerDefinesNoJob) {
+  const uint64_t before = Rejected("podgroup_without_owner");
+  PodGroupSpec spec;
+  spec.owner_uid = "";
+  AddPodGroup(spec);
+  EXPECT_EQ(Rejected("podgroup_without_owner"), before + 1);
+  registry_->ProcessReady();
+  EXPECT_TRUE(registry_->Jobs().empty());
+}
+
+TEST_F(JobRegistryTest, PodsWhoseOwnerHasNoPodGroupMakeNoJob) {
+  PutPod(ExamplePod(0), WatchEventType::kAdded);
+  registry_->ProcessReady();
+  EXPECT_TRUE(registry_->Jobs().empty());
+  EXPECT_EQ(registry_->PodsOfJob(kJobUid).size(), 1u);
+  AddPodGroup();  // the PodGroup shows up late
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->Jobs().size(), 1u);
+}
+
+TEST_F(JobRegistryTest, BadRankIndicesKeepTheJobInitializingAndLeaveOtherJobsAlone) {
+  AddExampleNodes();
+  AddPodGroup();
+  PodSpec a = ExamplePod(0), b = ExamplePod(1);
+  b.rank_index = "0";  // duplicate
+  PutPod(a, WatchEventType::kAdded);
+  PutPod(b, WatchEventType::kAdded);
+  // A second, healthy job.
+  PodGroupSpec other;
+  other.name = "other-pg";
+  other.uid = "pg-other";
+  other.owner_uid = "other-job";
+  other.owner_name = "other";
+  other.min_member = 1;
+  AddPodGroup(other);
+  PodSpec c = ExamplePod(0);
+  c.name = "other-0";
+  c.uid = "other-pod";
+  c.owner_uid = "other-job";
+  c.owner_name = "other";
+  PutPod(c, WatchEventType::kAdded);
+  const uint64_t before = Rejected("duplicate_rank_index");
+  registry_->ProcessReady();
+  EXPECT_EQ(Rejected("duplicate_rank_index"), before + 1);
+  auto cm = ConfigMap("job-summary-pt-2x8");
+  ASSERT_TRUE(cm.ok());
+  // The pods run, so the job is running, but its rank table is not complete.
+  EXPECT_EQ((*cm)["data"]["job_status"], "running");
+  EXPECT_THAT((*cm)["data"]["hccl.json"].get<std::string>(),
+              HasSubstr(R"("status":"initializing")"));
+  auto other_cm = ConfigMap("job-summary-other");
+  ASSERT_TRUE(other_cm.ok());
+  EXPECT_THAT((*other_cm)["data"]["hccl.json"].get<std::string>(),
+              HasSubstr(R"("status":"complete")"));
+}
+
+TEST_F(JobRegistryTest, MalformedAllocationIsCountedAndTheJobKeepsGoing) {
+  AddPodGroup();
+  PodSpec a = ExamplePod(0), b = ExamplePod(1);
+  b.allocation_override = "{\"devices\": 3}";
+  PutPod(a, WatchEventType::kAdded);
+  PutPod(b, WatchEventType::kAdded);
+  const uint64_t before = Rejected("malformed_allocation");
+  registry_->ProcessReady();
+  EXPECT_EQ(Rejected("malformed_allocation"), before + 1);
+  EXPECT_EQ(registry_->FindJob(kJobUid)->rank_table.status, "initializing");
+}
+
+TEST_F(JobRegistryTest, FailedWritesAreRetriedAndTheSignalWaitsForThem) {
+  flaky_.fail_writes = true;
+  AddPodGroup();
+  registry_->ProcessReady();
+  EXPECT_TRUE(TakeSignals().empty());
+  EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
+  flaky_.fail_writes = false;
+  clock_.Advance(absl::Seconds(1));
+  registry_->ProcessReady();
+  EXPECT_EQ(TakeSignals().size(), 1u);
+  EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
+}
+
+TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
+  JobRegistry::Options options;  // 5/s, burst 20
+  MakeRegistry(options);
+  for (int i = 0; i < 25; ++i) {
+    PodGroupSpec pg;
+    pg.name = absl::StrCat("pg-", i);
+    pg.uid = absl::StrCat("pg-uid-", i);
+    pg.owner_uid = absl::StrCat("job-", i);
+    pg.owner_name = absl::StrCat("job-", i);
+    AddPodGroup(pg);
+  }
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->Jobs().size(), 20u);
+  clock_.Advance(absl::Seconds(1));
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->Jobs().size(), 25u);
+}
+
+TEST_F(JobRegistryTest, SoftSharePodGroupsAndPodsAreIgnored) {
+  PodGroupSpec pg;
+  pg.annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
+  AddPodGroup(pg);
+  PodSpec a = ExamplePod(0);
+  a.extra_annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
+  PutPod(a, WatchEventType::kAdded);
+  registry_->ProcessReady();
+  EXPECT_TRUE(registry_->Jobs().empty());
+  EXPECT_TRUE(registry_->PodsOfJob(kJobUid).empty());
+}
+
+TEST_F(JobRegistryTest, HotSwitchBackupTakesOverOnceTheSourcePodIsGone) {
+  RunExampleJob();
+  TakeSignals();
+  PodSpec backup = ExamplePod(1);
+  backup.name = "pt-2x8-worker-0-backup";
+  backup.uid = "backup-uid";
+  backup.node = "node-c";
+  backup.host_ip = "192.168.0.13";
+  backup.extra_annotations = {{"podType", "backup"}, {"backupSourcePodName", "pt-2x8-worker-0"}};
+  PutPod(backup, WatchEventType::kAdded);
+  registry_->ProcessReady();
+  EXPECT_TRUE(TakeSignals().empty());  // source still there: nothing changes
+  DeletePod(ExamplePod(1));
+  registry_->ProcessReady();
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].job_status, "running");
+  EXPECT_THAT(signals[0].hccl_json, HasSubstr(R"("server_id":"192.168.0.13")"));
+}
+
+TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
+  // Objects in the store, as a previous clusterd and the scheduler left them.
+  for (const Json& node : {NodeObject("node-a", "192.168.0.11", "2102313LNR10P5100001"),
+                           NodeObject("node-b", "192.168.0.12", "2102313LNR10P5100002")}) {
+    ASSERT_TRUE(store_.Create("nodes", node).ok());
+  }
+  ASSERT_TRUE(store_.Create("podgroups", PodGroupObject({})).ok());
+  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(0))).ok());
+  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(1))).ok());
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->ProcessReady();
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->status, JobStatus::kRunning);
+  EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["hccl.json"], testing::kRankTableExample22);
+  registry_->Stop();
+
+  // A second registry on the same store: same records, same ConfigMap, a fresh signal.
+  MakeRegistry();
+  TakeSignals();
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->ProcessReady();
+  job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->status, JobStatus::kRunning);
+  EXPECT_EQ(job->create_time, absl::FromUnixSeconds(1735689600));
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].hccl_json, testing::kRankTableExample22);
+  registry_->Stop();
+}
+
+TEST_F(JobRegistryTest, RestartExpiresTheSummaryOfAJobThatVanishedMeanwhile) {
+  RunExampleJob();
+  ASSERT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
+  // clusterd is down while the job is deleted: only its ConfigMap is left.
+  MakeRegistry();
+  TakeSignals();
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->ProcessReady();
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].op, "delete");
+  EXPECT_EQ(signals[0].job_status, "failed");
+  clock_.Advance(absl::Seconds(60));
+  registry_->ProcessReady();
+  EXPECT_TRUE(absl::IsNotFound(ConfigMap("job-summary-pt-2x8").status()));
+  EXPECT_TRUE(registry_->Jobs().empty());
+  registry_->Stop();
+}
+
+TEST_F(JobRegistryTest, QueriesByNameAndMindIeInstance) {
+  PodGroupSpec pg;
+  pg.labels = {{"jobID", "mindie-job-001"}, {"app", "mindie-ms-coordinator"}};
+  AddPodGroup(pg);
+  PodSpec coordinator = ExamplePod(0);
+  coordinator.needs_npu = false;
+  coordinator.with_allocation = false;
+  coordinator.rank_index = "";
+  PutPod(coordinator, WatchEventType::kAdded);
+  registry_->ProcessReady();
+  EXPECT_EQ(registry_->FindJobByName("default", "pt-2x8")->job_id, kJobUid);
+  EXPECT_FALSE(registry_->FindJobByName("default", "pt-2x8", /*running_only=*/true).has_value());
+  EXPECT_EQ(registry_->PodsOfInstance("default", "mindie-job-001", "mindie-ms-coordinator").size(),
+            1u);
+  EXPECT_EQ(registry_->PodsOfInstance("", "mindie-job-001", "mindie-ms-coordinator").size(), 1u);
+  EXPECT_TRUE(
+      registry_->PodsOfInstance("other", "mindie-job-001", "mindie-ms-coordinator").empty());
+  EXPECT_EQ(registry_->NamespaceOfInstance("mindie-job-001", "mindie-ms-coordinator"), "default");
+  EXPECT_EQ(registry_->FindJob(kJobUid)->multi_instance_job_id, "mindie-job-001");
+}
+
+TEST_F(JobRegistryTest, SnapshotHoldsEveryRecord) {
+  RunExampleJob();
+  PodGroupSpec second;
+  second.name = "second";
+  second.uid = "pg-2";
+  second.owner_uid = "job-2";
+  second.owner_name = "second";
+  AddPodGroup(second);
+  registry_->ProcessReady();
+  auto batches = registry_->SnapshotSignals();
+  ASSERT_EQ(batches.size(), 1u);
+  ASSERT_EQ(batches[0].size(), 2u);
+  EXPECT_EQ(batches[0][0].job_name, "pt-2x8");
+  EXPECT_EQ(batches[0][0].hccl_json, testing::kRankTableExample22);
+  EXPECT_EQ(batches[0][1].hccl_json,
+            R"({"status":"","server_list":null,"server_count":"","total":0})");
+  EXPECT_NE(batches[0][0].uuid, batches[0][1].uuid);
+}
+
+// A job over 40 000 ranks: its summary is sliced into several ConfigMaps, and its signal carries
+// an empty HcclJson (§3.3).
+TEST_F(JobRegistryTest, JobOverFortyThousandRanksIsSlicedAndSignalledWithoutTable) {
+  constexpr int kPods = 2501;  // x 16 NPUs = 40 016 ranks
+  PodGroupSpec pg;
+  pg.min_member = kPods;
+  pg.labels = {{"framework", "mindspore"}};
+  AddPodGroup(pg);
+  for (int i = 0; i < kPods; ++i) {
+    PodSpec p = ExamplePod(0);
+    p.name = absl::StrCat("big-", i);
+    p.uid = absl::StrCat("uid-", i);
+    p.node = absl::StrCat("node-", i);
+    p.host_ip = absl::StrCat("10.", i / 250, ".", i % 250, ".1");
+    p.rank_index = std::to_string(i);
+    p.devices = 16;
+    p.device_ip_prefix = absl::StrCat("29.", i / 250, ".", i % 250, ".");
+    PutPod(p, WatchEventType::kAdded);
+  }
+  registry_->ProcessReady();
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->status, JobStatus::kRunning);
+  EXPECT_EQ(job->rank_table.DeviceCount(), 40016u);
+  ASSERT_GT(job->total_cm_num, 1);
+  for (int64_t i = 0; i < job->total_cm_num; ++i) {
+    auto cm = ConfigMap(JobSummaryConfigMapName("pt-2x8", i));
+    ASSERT_TRUE(cm.ok()) << i;
+    EXPECT_LE((*cm)["data"]["hccl.json"].get<std::string>().size(), kMaxSummarySliceBytes);
+    EXPECT_EQ((*cm)["data"]["total"], std::to_string(job->total_cm_num));
+  }
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].hccl_json, "");
+  EXPECT_EQ(signals[0].total, std::to_string(job->total_cm_num));
+}
+
+}  // namespace
+}  // namespace clusterd::cluster
