@@ -9,7 +9,8 @@ packages=(
   libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-grpcio python3-protobuf python3-yaml
+  python3 python3-grpcio python3-protobuf python3-yaml python3-kubernetes
+  chromium  # the dashboard test loads the page in headless Chromium
 )
 
 missing=()

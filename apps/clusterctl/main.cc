@@ -10,34 +10,25 @@
 #include "absl/strings/str_join.h"
 #include "client/channel.h"
 #include "httplib.h"
+#include "ctl_common.h"
+#include "ops.h"
 #include "output.h"
+#include "profiling.grpc.pb.h"
 #include "recover.grpc.pb.h"
 #include "store/object_store.h"
 
 namespace {
 
-// Exit codes (documented in --help).
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;  // the server answered with an error (not found, bad request, ...)
-constexpr int kExitUsage = 2;
-constexpr int kExitUnreachable = 3;
-
-struct Globals {
-  std::string grpc_addr;
-  std::string http_addr;
-  std::string output = "table";
-  double timeout_s = 5;
-};
-
-std::string EnvOr(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
-
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  return kExitUsage;
-}
+using clusterctl::EnvOr;
+using clusterctl::FetchJson;
+using clusterctl::Globals;
+using clusterctl::HttpClient;
+using clusterctl::kExitError;
+using clusterctl::kExitOk;
+using clusterctl::kExitUnreachable;
+using clusterctl::kExitUsage;
+using clusterctl::Print;
+using clusterctl::Usage;
 
 // Resource aliases, as kubectl spells them.
 const std::map<std::string, std::string>& ResourceAliases() {
@@ -50,33 +41,6 @@ const std::map<std::string, std::string>& ResourceAliases() {
       {"leases", "leases"},       {"ev", "events"},              {"event", "events"},
       {"events", "events"},       {"vcjob", "jobs"},             {"vcjobs", "jobs"}};
   return *aliases;
-}
-
-std::unique_ptr<httplib::Client> HttpClient(const Globals& g) {
-  std::string base = g.http_addr.find("://") == std::string::npos ? "http://" + g.http_addr : g.http_addr;
-  auto cli = std::make_unique<httplib::Client>(base);
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000));
-  cli->set_connection_timeout(timeout);
-  cli->set_read_timeout(timeout);
-  return cli;
-}
-
-int Print(const Globals& g, const nlohmann::ordered_json& value,
-          const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
-  absl::StatusOr<clusterctl::Format> format = clusterctl::ParseFormat(g.output);
-  if (!format.ok()) return Usage(std::string(format.status().message()));
-  switch (*format) {
-    case clusterctl::Format::kJson:
-      std::cout << value.dump(2) << "\n";
-      break;
-    case clusterctl::Format::kYaml:
-      std::cout << clusterctl::ToYaml(value);
-      break;
-    case clusterctl::Format::kTable:
-      std::cout << clusterctl::RenderTable(headers, rows);
-      break;
-  }
-  return kExitOk;
 }
 
 int Health(const Globals& g) {
@@ -156,23 +120,8 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
   if (!name.empty()) absl::StrAppend(&path, "/", name);
   if (!selector.empty()) absl::StrAppend(&path, "?labelSelector=", httplib::detail::encode_query_param(selector));
 
-  auto http = HttpClient(g);
-  auto res = http->Get(path);
-  if (!res) {
-    std::fprintf(stderr, "error: cannot reach clusterd at %s: %s\n", g.http_addr.c_str(),
-                 httplib::to_string(res.error()).c_str());
-    return kExitUnreachable;
-  }
-  nlohmann::ordered_json body = nlohmann::ordered_json::parse(res->body, nullptr, false);
-  if (res->status != 200) {
-    std::string message = body.is_object() ? body.value("message", res->body) : res->body;
-    std::fprintf(stderr, "error: %s\n", message.c_str());
-    return kExitError;
-  }
-  if (body.is_discarded()) {
-    std::fprintf(stderr, "error: clusterd sent a malformed answer\n");
-    return kExitError;
-  }
+  nlohmann::ordered_json body;
+  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
   bool show_ns = all_namespaces && !clusterd::store::IsClusterScoped(resource);
   std::vector<std::string> headers;
   if (show_ns) headers.push_back("NAMESPACE");
@@ -198,6 +147,257 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
     }
   }
   return Print(g, body, headers, rows);
+}
+
+
+// ---- the job registry (clusterd's /api/clusterd/v1 endpoints) ----
+
+std::string JobPath(const std::string& job, const std::string& ns, const std::string& suffix) {
+  std::string path = absl::StrCat("/api/clusterd/v1/jobs/",
+                                  httplib::detail::encode_query_param(job), suffix);
+  if (!ns.empty()) absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  return path;
+}
+
+int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bool all_namespaces) {
+  nlohmann::ordered_json body;
+  std::string path = name.empty() ? "/api/clusterd/v1/jobs" : JobPath(name, ns, "");
+  if (name.empty() && !all_namespaces) {
+    absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  }
+  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
+  std::vector<nlohmann::ordered_json> jobs;
+  if (name.empty()) {
+    for (const auto& item : body["items"]) jobs.push_back(item);
+  } else {
+    jobs.push_back(body);
+  }
+  if (jobs.empty() && g.output == "table") {
+    std::fprintf(stderr, "No jobs found%s.\n",
+                 all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
+    return kExitOk;
+  }
+  std::vector<std::string> headers;
+  if (all_namespaces) headers.push_back("NAMESPACE");
+  for (const char* h : {"NAME", "JOB ID", "STATUS", "FRAMEWORK", "REPLICAS", "PODS", "NPUS", "AGE"}) {
+    headers.push_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  const absl::Time now = absl::Now();
+  for (const auto& j : jobs) {
+    std::vector<std::string> row;
+    if (all_namespaces) row.push_back(j.value("namespace", ""));
+    std::string status = j.value("status", "");
+    if (j.value("preDeleted", false)) status += " (deleted)";
+    row.push_back(j.value("name", ""));
+    row.push_back(j.value("jobId", ""));
+    row.push_back(status);
+    row.push_back(j.value("framework", ""));
+    row.push_back(std::to_string(j.value("replicas", 0)));
+    row.push_back(std::to_string(j.value("pods", 0)));
+    row.push_back(std::to_string(j.value("npus", 0)));
+    row.push_back(clusterctl::Age(j.value("createTime", ""), now));
+    rows.push_back(std::move(row));
+  }
+  return Print(g, name.empty() ? body : jobs.front(), headers, rows);
+}
+
+// ---- the fault centre (clusterctl get faults [--node N] [--job J]) ----
+
+int GetFaults(const Globals& g, const std::string& node, const std::string& job) {
+  std::string path = "/api/clusterd/v1/faults";
+  std::string sep = "?";
+  if (!node.empty()) {
+    absl::StrAppend(&path, sep, "node=", httplib::detail::encode_query_param(node));
+    sep = "&";
+  }
+  if (!job.empty()) absl::StrAppend(&path, sep, "job=", httplib::detail::encode_query_param(job));
+  nlohmann::ordered_json body;
+  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> rows;
+  const absl::Time now = absl::Now();
+  for (const auto& f : body["items"]) {
+    std::string jobs;
+    if (f.contains("jobs") && f["jobs"].is_array()) {
+      for (const auto& j : f["jobs"]) jobs += (jobs.empty() ? "" : ",") + j.get<std::string>();
+    }
+    const std::string since = f.value("since", "");
+    rows.push_back({f.value("node", ""), f.value("npu", ""), f.value("code", ""),
+                    f.value("level", ""), f.value("source", ""),
+                    since.empty() ? "" : since + " (" + clusterctl::Age(since, now) + ")",
+                    jobs.empty() ? "<none>" : jobs});
+  }
+  if (rows.empty() && g.output == "table") {
+    std::fprintf(stderr, "No faults%s.\n",
+                 node.empty() && job.empty() ? "" : " matching the filter");
+    return kExitOk;
+  }
+  return Print(g, body, {"NODE", "NPU", "CODE", "LEVEL", "SOURCE", "SINCE", "JOBS"}, rows);
+}
+
+// ---- the recovery controllers (clusterctl get recovery [JOB]) ----
+
+std::string FaultRanksText(const nlohmann::ordered_json& j) {
+  std::string out;
+  if (j.contains("faultRanks") && j["faultRanks"].is_array()) {
+    for (const auto& f : j["faultRanks"]) {
+      absl::StrAppend(&out, out.empty() ? "" : ",", f.value("rank", int64_t{0}), ":",
+                      f.value("type", 0));
+    }
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+int GetRecovery(const Globals& g, const std::string& name, const std::string& ns,
+                bool all_namespaces) {
+  nlohmann::ordered_json body;
+  std::string path = name.empty() ? "/api/clusterd/v1/recovery"
+                                  : absl::StrCat("/api/clusterd/v1/recovery/",
+                                                 httplib::detail::encode_query_param(name));
+  if (!name.empty() || !all_namespaces) {
+    absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  }
+  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
+  std::vector<nlohmann::ordered_json> jobs;
+  if (name.empty()) {
+    for (const auto& item : body["items"]) jobs.push_back(item);
+  } else {
+    jobs.push_back(body);
+  }
+  if (jobs.empty() && g.output == "table") {
+    std::fprintf(stderr, "No recovery controllers found%s.\n",
+                 all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
+    return kExitOk;
+  }
+  std::vector<std::string> headers;
+  if (all_namespaces) headers.push_back("NAMESPACE");
+  for (const char* h : {"NAME", "JOB ID", "STATE", "STRATEGY", "FAULT RANKS", "UUID", "SUBSCRIBED",
+                        "STEPS"}) {
+    headers.push_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : jobs) {
+    std::vector<std::string> row;
+    if (all_namespaces) row.push_back(j.value("namespace", ""));
+    const std::string strategy = j.value("strategy", "");
+    const std::string uuid = j.value("uuid", "");
+    row.push_back(j.value("name", ""));
+    row.push_back(j.value("jobId", ""));
+    row.push_back(j.value("state", ""));
+    row.push_back(strategy.empty() ? "<none>" : strategy);
+    row.push_back(FaultRanksText(j));
+    row.push_back(uuid.empty() ? "<none>" : uuid);
+    row.push_back(j.value("subscribed", false) ? "yes" : "no");
+    row.push_back(std::to_string(j.contains("history") ? j["history"].size() : 0));
+    rows.push_back(std::move(row));
+  }
+  if (name.empty() || g.output != "table") {
+    return Print(g, name.empty() ? body : jobs.front(), headers, rows);
+  }
+  // One job as a table: the summary, then the history of the current cycle.
+  std::cout << clusterctl::RenderTable(headers, rows);
+  std::vector<std::vector<std::string>> history;
+  if (jobs.front().contains("history")) {
+    for (const auto& h : jobs.front()["history"]) {
+      history.push_back({h.value("at", ""), h.value("from", ""), h.value("event", ""),
+                         h.value("to", "")});
+    }
+  }
+  if (history.empty()) {
+    std::cout << "\nNo recovery cycle yet.\n";
+  } else {
+    std::cout << "\n" << clusterctl::RenderTable({"TIME", "FROM", "EVENT", "TO"}, history);
+  }
+  return kExitOk;
+}
+
+int GetRankTable(const Globals& g, const std::string& job, const std::string& ns) {
+  if (job.empty()) return Usage("get ranktable needs a job (name or id)");
+  nlohmann::ordered_json table;
+  if (int rc = FetchJson(g, JobPath(job, ns, "/ranktable"), &table); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> rows;
+  if (table.contains("server_list") && table["server_list"].is_array()) {
+    for (const auto& s : table["server_list"]) {
+      std::string first, last;
+      if (s.contains("device") && !s["device"].empty()) {
+        first = s["device"].front().value("rank_id", "");
+        last = s["device"].back().value("rank_id", "");
+      }
+      rows.push_back({s.value("pod_name", ""), s.value("server_name", ""), s.value("server_id", ""),
+                      s.value("host_ip", ""), first == last ? first : first + "-" + last,
+                      std::to_string(s.contains("device") ? s["device"].size() : 0)});
+    }
+  }
+  if (g.output == "table") {
+    std::printf("status: %s, servers: %s\n", table.value("status", "").c_str(),
+                table.value("server_count", "").c_str());
+  }
+  return Print(g, table, {"POD", "NODE", "SERVER ID", "HOST IP", "RANKS", "NPUS"}, rows);
+}
+
+// datatrace on|off|get JOB: the job's profiling switches (TrainingDataTrace service).
+int DataTrace(const Globals& g, const std::string& action, const std::string& job,
+              const std::string& ns, bool communication) {
+  if (action != "on" && action != "off" && action != "get") {
+    return Usage(absl::StrCat("datatrace wants on, off or get, not \"", action, "\""));
+  }
+  auto stub = TrainingDataTrace::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000)));
+  const std::string ns_name = absl::StrCat(ns, "/", job);
+  nlohmann::ordered_json report;
+  int code = 0;
+  std::string message;
+  grpc::Status st;
+  ::ProfilingSwitch sw;
+  if (action == "get") {
+    DataStatusReq req;
+    req.set_jobnsname(ns_name);
+    DataStatusRes res;
+    st = stub->GetTrainingDataTraceSwitch(&ctx, req, &res);
+    code = res.code();
+    message = res.message();
+    sw = res.profilingswitch();
+  } else {
+    const std::string v = action;
+    DataTypeReq req;
+    req.set_jobnsname(ns_name);
+    req.mutable_profilingswitch()->set_communicationoperator(communication ? v : "off");
+    req.mutable_profilingswitch()->set_step(v);
+    req.mutable_profilingswitch()->set_savecheckpoint(v);
+    req.mutable_profilingswitch()->set_fp(v);
+    req.mutable_profilingswitch()->set_dataloader(v);
+    sw = req.profilingswitch();
+    DataTypeRes res;
+    st = stub->ModifyTrainingDataTraceSwitch(&ctx, req, &res);
+    code = res.code();
+    message = res.message();
+  }
+  if (!st.ok()) {
+    if (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      std::fprintf(stderr, "error: cannot reach clusterd at %s: %s\n", g.grpc_addr.c_str(),
+                   st.error_message().c_str());
+      return kExitUnreachable;
+    }
+    std::fprintf(stderr, "error: %s\n", st.error_message().c_str());
+    return kExitError;
+  }
+  report = {{"job", ns_name},
+            {"code", code},
+            {"message", message},
+            {"profilingSwitch",
+             {{"CommunicationOperator", sw.communicationoperator()},
+              {"Step", sw.step()},
+              {"SaveCheckpoint", sw.savecheckpoint()},
+              {"FP", sw.fp()},
+              {"DataLoader", sw.dataloader()}}}};
+  int rc = Print(g, report, {"JOB", "CODE", "COMMUNICATION", "STEP", "CHECKPOINT", "FP", "DATALOADER", "MESSAGE"},
+                 {{ns_name, std::to_string(code), sw.communicationoperator(), sw.step(),
+                   sw.savecheckpoint(), sw.fp(), sw.dataloader(), message}});
+  if (rc != kExitOk) return rc;
+  return code == 200 ? kExitOk : kExitError;
 }
 
 }  // namespace
@@ -228,12 +428,75 @@ int main(int argc, char** argv) {
   bool all_namespaces = false;
   get->add_option("resource", kind,
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
-                  "leases, events")
+                  "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
+                  "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB]")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
   get->add_flag("-A,--all-namespaces", all_namespaces, "List across all namespaces");
   get->add_option("-l,--selector", selector, "Label selector, e.g. a=b,c!=d");
+  std::string fault_node, fault_job;
+  get->add_option("--node", fault_node, "get faults: only this node");
+  get->add_option("--job", fault_job, "get faults: only NPUs and nodes of this job (id or name)");
+
+  CLI::App* datatrace = app.add_subcommand(
+      "datatrace", "Switch a job's profiling markers: datatrace on|off|get JOB [-n NS] [--communication]");
+  std::string dt_action, dt_job, dt_ns = "default";
+  bool dt_communication = false;
+  datatrace->add_option("action", dt_action, "on, off or get")->required();
+  datatrace->add_option("job", dt_job, "Job name")->required();
+  datatrace->add_option("-n,--namespace", dt_ns, "Namespace")->capture_default_str();
+  datatrace->add_flag("--communication", dt_communication,
+                      "With on: also the communication-operator markers");
+
+  CLI::App* describe = app.add_subcommand("describe", "Show everything clusterd knows of an object: describe job JOB");
+  std::string describe_kind, describe_name, describe_ns = "default";
+  describe->add_option("kind", describe_kind, "job")->required();
+  describe->add_option("name", describe_name, "Job name or id")->required();
+  describe->add_option("-n,--namespace", describe_ns, "Namespace")->capture_default_str();
+
+  CLI::App* inject = app.add_subcommand(
+      "inject", "Inject a public fault (PubFault.SendPublicFault): inject fault --node N --npu I --code C");
+  std::string inject_what;
+  clusterctl::InjectFaultArgs inject_args;
+  inject->add_option("what", inject_what, "fault")->required();
+  inject->add_option("--node", inject_args.node, "Node name")->required();
+  inject->add_option("--npu", inject_args.npus, "NPU id(s), 0-31")->required()->delimiter(',');
+  inject->add_option("--code", inject_args.code, "9-character public fault code (publicFaultConfiguration.json)")
+      ->required();
+  inject->add_option("--assertion", inject_args.assertion, "occur, recover or once")->capture_default_str();
+  inject->add_option("--type", inject_args.fault_type, "NPU, Node, Network or Storage")->capture_default_str();
+  inject->add_option("--resource", inject_args.resource, "Sender (a configured resource)")->capture_default_str();
+  inject->add_option("--id", inject_args.id, "Fault id (default: derived from node and code)");
+  inject->add_option("--description", inject_args.description, "Description")->capture_default_str();
+
+  CLI::App* switchnic = app.add_subcommand(
+      "switchnic", "Switch NICs of a running job: switchnic JOB NODE:DEV=on|off[,DEV=on|off] ...");
+  std::string om_job, om_ns = "default";
+  std::vector<std::string> om_specs;
+  bool om_wait = false;
+  switchnic->add_option("job", om_job, "Job name or id")->required();
+  switchnic->add_option("specs", om_specs, "NODE:DEV=on|off[,DEV=on|off]")->required();
+  switchnic->add_option("-n,--namespace", om_ns, "Namespace")->capture_default_str();
+  switchnic->add_flag("--wait", om_wait, "Follow the result stream until it ends");
+
+  CLI::App* stresstest = app.add_subcommand(
+      "stresstest", "Run the online stress test on a job's nodes: stresstest JOB [NODE:OP[,OP]] ... [--all OPS]");
+  std::vector<int64_t> stress_all;
+  stresstest->add_option("job", om_job, "Job name or id")->required();
+  stresstest->add_option("specs", om_specs, "NODE:OP[,OP]");
+  stresstest->add_option("--all", stress_all, "Operations for every node of the job")->delimiter(',');
+  stresstest->add_option("-n,--namespace", om_ns, "Namespace")->capture_default_str();
+  stresstest->add_flag("--wait", om_wait, "Follow the result stream until it ends");
+
+  CLI::App* watch = app.add_subcommand(
+      "watch", "Follow a job's recovery as it happens: watch signals --job JOB [--for SECONDS]");
+  std::string watch_what, watch_job, watch_ns = "default";
+  double watch_for = 0;
+  watch->add_option("what", watch_what, "signals")->required();
+  watch->add_option("--job", watch_job, "Job name or id")->required();
+  watch->add_option("-n,--namespace", watch_ns, "Namespace")->capture_default_str();
+  watch->add_option("--for", watch_for, "Stop after this many seconds (default: until interrupted)");
 
   try {
     app.parse(argc, argv);
@@ -251,6 +514,31 @@ int main(int argc, char** argv) {
     return Usage(absl::StrCat("unknown output format \"", g.output, "\" (want table, json or yaml)"));
   }
   if (health->parsed()) return Health(g);
-  if (get->parsed()) return Get(g, kind, name, ns, all_namespaces, selector);
+  if (get->parsed()) {
+    if (kind == "jobs" || kind == "job") return GetJobs(g, name, ns, all_namespaces);
+    if (kind == "ranktable" || kind == "ranktables" || kind == "rt") return GetRankTable(g, name, ns);
+    if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
+    if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
+    if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
+    if (kind == "npus" || kind == "npu") return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
+    return Get(g, kind, name, ns, all_namespaces, selector);
+  }
+  if (datatrace->parsed()) return DataTrace(g, dt_action, dt_job, dt_ns, dt_communication);
+  if (describe->parsed()) {
+    if (describe_kind != "job" && describe_kind != "jobs") {
+      return Usage(absl::StrCat("cannot describe \"", describe_kind, "\" (known: job)"));
+    }
+    return clusterctl::DescribeJob(g, describe_name, describe_ns);
+  }
+  if (inject->parsed()) {
+    if (inject_what != "fault") return Usage(absl::StrCat("cannot inject \"", inject_what, "\" (known: fault)"));
+    return clusterctl::InjectFault(g, inject_args);
+  }
+  if (switchnic->parsed()) return clusterctl::SwitchNic(g, om_job, om_ns, om_specs, om_wait);
+  if (stresstest->parsed()) return clusterctl::StressTest(g, om_job, om_ns, om_specs, stress_all, om_wait);
+  if (watch->parsed()) {
+    if (watch_what != "signals") return Usage(absl::StrCat("cannot watch \"", watch_what, "\" (known: signals)"));
+    return clusterctl::WatchSignals(g, watch_job, watch_ns, watch_for);
+  }
   return kExitUsage;
 }

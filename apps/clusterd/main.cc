@@ -1,5 +1,6 @@
 // clusterd: the cluster brain. Parses flags and assembles the rooms; no logic lives here.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,9 +12,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "server/cluster_brain.h"
+#include "server/dashboard.h"
 #include "server/grpc_server.h"
 #include "server/http_server.h"
 #include "server/service_set.h"
+#include "store/lease_lock.h"
 #include "store/object_store.h"
 
 namespace {
@@ -33,7 +37,54 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+// --leader-elect: blocks until this replica holds the lease, answering the probes meanwhile
+// (live, not ready) so that the kubelet leaves a waiting replica alone. Returns the running
+// elector, or null when a stop signal came first. Losing the lease later ends the process:
+// the replica restarts as a follower and rebuilds from the store (docs/deploy.md).
+absl::StatusOr<std::unique_ptr<clusterd::store::LeaderElector>> AwaitLeadership(
+    clusterd::store::ObjectStore& store, const std::string& lease, const std::string& http_listen,
+    const sigset_t& stop_signals) {
+  clusterd::store::LeaderElector::Options options;
+  options.store = &store;
+  if (size_t slash = lease.find('/'); slash != std::string::npos) {
+    options.ns = lease.substr(0, slash);
+    options.name = lease.substr(slash + 1);
+  }
+  const char* pod = std::getenv("POD_NAME");
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  options.identity =
+      pod != nullptr && *pod != '\0' ? std::string(pod) : absl::StrCat(host, "-", getpid());
+  options.on_stopped_leading = [] {
+    clusterd::LogError("clusterd", "lost the leader lease; exiting to restart as a follower");
+    _exit(1);
+  };
+  auto elector = std::make_unique<clusterd::store::LeaderElector>(options);
+  elector->Start();
+  clusterd::server::HttpServer::Options standby;
+  standby.listen = http_listen;
+  standby.readiness = [] { return absl::UnavailableError("standby: another replica leads"); };
+  standby.version = CLUSTERD_VERSION;
+  auto http = clusterd::server::HttpServer::Start(std::move(standby));
+  if (!http.ok()) return http.status();
+  clusterd::LogInfo("clusterd", "waiting for the leader lease",
+                    {{"lease", lease}, {"identity", options.identity}});
+  const timespec poll = {0, 0};
+  while (!elector->WaitForLeadership(absl::Milliseconds(500))) {
+    if (sigtimedwait(&stop_signals, nullptr, &poll) > 0) {
+      (*http)->Stop();
+      elector->Stop();
+      return nullptr;
+    }
+  }
+  (*http)->Stop();
+  return elector;
+}
 }  // namespace
+
+#ifndef CLUSTERD_DEFAULT_DATA_DIR
+#define CLUSTERD_DEFAULT_DATA_DIR "/usr/share/clusterd"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -43,16 +94,30 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", absl::StrCat("clusterd ", CLUSTERD_VERSION));
 
   std::string store_spec = "dir:./state";
+  clusterd::store::StoreOptions store_options;
+  bool leader_elect = false;
+  std::string leader_lease = "mindx-dl/clusterd";
   std::string grpc_listen = DefaultGrpcListen();
   std::string http_listen = "127.0.0.1:11251";
   std::string log_level = "info";
   std::string log_format = "text";
   std::string listen_info_file;
   double shutdown_grace_s = 5;
+  clusterd::server::ClusterBrain::Options brain_options;
+  brain_options.faults.data_dir = CLUSTERD_DEFAULT_DATA_DIR;
 
   app.add_option("--store", store_spec,
-                 "Object store: 'memory' (nothing kept), or 'dir:PATH' (embedded; objects are JSON "
-                 "files under PATH, shared with npu-agent and other processes)")
+                 "Object store: 'memory' (nothing kept), 'dir:PATH' (embedded; objects are JSON "
+                 "files under PATH, shared with npu-agent and other processes), or 'kube' (the "
+                 "Kubernetes API server; in-cluster credentials unless --kubeconfig)")
+      ->capture_default_str();
+  app.add_option("--kubeconfig", store_options.kubeconfig,
+                 "With --store kube: a kubeconfig file (token or client certificate, CA, "
+                 "current-context) instead of the pod's service account");
+  app.add_flag("--leader-elect", leader_elect,
+               "Run as one of several replicas: serve only while holding the Lease "
+               "--leader-elect-lease (coordination.k8s.io/v1, in the store)");
+  app.add_option("--leader-elect-lease", leader_lease, "NAMESPACE/NAME of the leader Lease")
       ->capture_default_str();
   app.add_option("--grpc-listen", grpc_listen,
                  "host:port for all six gRPC services (port 0 picks a free port; default "
@@ -73,6 +138,14 @@ int main(int argc, char** argv) {
                  "Seconds to let calls in flight finish on SIGTERM/SIGINT")
       ->capture_default_str();
 
+  app.add_option("--data-dir", brain_options.faults.data_dir,
+                 "Directory of the fault centre's shipped configuration: "
+                 "relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json")
+      ->capture_default_str();
+  app.add_option("--public-fault-config", brain_options.faults.public_fault_config_path,
+                 "A user public-fault configuration (publicCustomization.json) replacing the "
+                 "shipped senders and levels; re-read when it changes");
+
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = clusterd::ConfigureLogging(
@@ -89,10 +162,21 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::StatusOr<std::unique_ptr<clusterd::store::ObjectStore>> store =
-      clusterd::store::OpenStore(store_spec);
+      clusterd::store::OpenStore(store_spec, store_options);
   if (!store.ok()) return Fail(store.status());
+  std::unique_ptr<clusterd::store::LeaderElector> elector;
+  if (leader_elect) {
+    auto led = AwaitLeadership(**store, leader_lease, http_listen, stop_signals);
+    if (!led.ok()) return Fail(led.status());
+    if (*led == nullptr) return 0;  // stopped while waiting
+    elector = *std::move(led);
+  }
 
-  clusterd::server::ServiceSet services(clusterd::Clock::Real());
+  // The rooms first, then the services (they attach to the rooms), then the rebuild from the
+  // store and the workers.
+  clusterd::server::ClusterBrain brain(**store, clusterd::Clock::Real(), brain_options);
+  clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain);
+  if (absl::Status s = brain.Start(); !s.ok()) return Fail(s);
   absl::StatusOr<std::unique_ptr<clusterd::server::GrpcServer>> grpc =
       clusterd::server::GrpcServer::Start(grpc_listen, services.All());
   if (!grpc.ok()) return Fail(grpc.status());
@@ -100,6 +184,14 @@ int main(int argc, char** argv) {
   clusterd::server::HttpServer::Options http_options;
   http_options.listen = http_listen;
   http_options.store = store->get();
+  http_options.readiness = [s = store->get()] { return s->Ready(); };
+  http_options.jobs = &brain.jobs();
+  http_options.faults = &brain.faults();
+  http_options.recovery = &brain.recovery();
+  // The dashboard's live fault feed follows the cluster-info ConfigMaps the fault centre writes.
+  clusterd::server::FaultFeed fault_feed(**store, brain.faults());
+  if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
+  http_options.fault_feed = &fault_feed;
   http_options.version = CLUSTERD_VERSION;
   absl::StatusOr<std::unique_ptr<clusterd::server::HttpServer>> http =
       clusterd::server::HttpServer::Start(std::move(http_options));
@@ -130,8 +222,12 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   clusterd::LogInfo("clusterd", "stopping", {{"signal", strsignal(signal_number)}});
+  services.CloseStreams();
   (*grpc)->Shutdown(absl::Seconds(shutdown_grace_s));
+  fault_feed.Stop();  // ends the dashboards' event streams, so the HTTP server stops at once
   (*http)->Stop();
+  brain.Stop();
+  if (elector != nullptr) elector->Stop();  // releases the lease: the follower takes over now
   clusterd::LogInfo("clusterd", "stopped");
   return 0;
 }

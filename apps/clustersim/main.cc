@@ -1,45 +1,108 @@
-// clustersim: a simulated cluster driving a real clusterd. `--demo` runs the built-in demo.
+// clustersim: a simulated cluster driving a real clusterd.
+//   clustersim --demo              the built-in scenario (4 nodes x 8 NPUs, 2 jobs, 4 faults)
+//   clustersim --scenario FILE     a scenario file (docs/clustersim.md)
+//   clustersim --check FILE        validate a scenario file and exit
+//   clustersim --smoke             the foundation's smoke demo (services and HTTP endpoints)
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "faults/fault_code_catalog.h"
+#include "faults/policy_issue.h"
 #include "sim/clusterd_process.h"
+#include "sim/scenario.h"
+#include "sim/scenario_runner.h"
 #include "sim/smoke_demo.h"
+
+namespace {
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "clustersim: %s\n", message.c_str());
+  return code;
+}
+
+std::optional<clusterd::faults::FaultCodeCatalog> LoadCatalog(const std::string& data_dir) {
+  std::ifstream in(data_dir + "/faultCode.json");
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  clusterd::faults::PolicyIssues issues;
+  auto catalog = clusterd::faults::FaultCodeCatalog::Parse(text.str(), &issues);
+  if (!catalog.ok()) return std::nullopt;
+  return *std::move(catalog);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"clustersim: runs a simulated cluster against a real clusterd."};
   app.set_version_flag("--version", std::string("clustersim ") + CLUSTERD_VERSION);
-  bool demo = false;
+  bool demo = false, smoke = false, verbose = false, quiet_live = false;
+  std::string scenario_file, check_file;
   std::string clusterd_binary = clusterd::sim::FindSiblingBinary("clusterd");
   std::string state_dir;
-  app.add_flag("--demo", demo, "Run the built-in demo");
+  std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  app.add_flag("--demo", demo, "Run the built-in demo scenario");
+  app.add_option("--scenario", scenario_file, "Run the scenario in FILE");
+  app.add_option("--check", check_file, "Validate the scenario in FILE and exit");
+  app.add_flag("--smoke", smoke, "Run the smoke demo of the services and HTTP endpoints");
   app.add_option("--clusterd", clusterd_binary, "Path to the clusterd binary")->capture_default_str();
   app.add_option("--state-dir", state_dir,
                  "Directory for the store and logs (default: a fresh temporary directory)");
+  app.add_option("--data-dir", data_dir, "Directory with faultCode.json and the other policy files")
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "Print every simulator event");
+  app.add_flag("--no-live", quiet_live, "Print progress as lines instead of redrawing one line");
   CLI11_PARSE(app, argc, argv);
 
-  if (!demo) {
-    std::fprintf(stderr, "clustersim: nothing to do; try --demo\n");
-    return 2;
+  const auto catalog = LoadCatalog(data_dir);
+  if (!catalog.has_value()) return Fail("cannot load " + data_dir + "/faultCode.json", 2);
+  if (!check_file.empty()) {
+    auto s = clusterd::sim::LoadScenario(check_file, &*catalog);
+    if (!s.ok()) return Fail(std::string(s.status().message()), 2);
+    std::printf("%s: valid (%zu jobs, %zu faults)\n", check_file.c_str(), s->jobs.size(),
+                s->faults.size());
+    return 0;
   }
-  if (clusterd_binary.empty()) {
-    std::fprintf(stderr, "clustersim: cannot find the clusterd binary; pass --clusterd PATH\n");
-    return 2;
+  if (!demo && !smoke && scenario_file.empty()) {
+    return Fail("nothing to do; try --demo, --scenario FILE or --help", 2);
   }
+  absl::StatusOr<clusterd::sim::Scenario> scenario;
+  if (!scenario_file.empty()) {
+    scenario = clusterd::sim::LoadScenario(scenario_file, &*catalog);
+  } else if (demo) {
+    scenario = clusterd::sim::ParseScenario(clusterd::sim::DefaultDemoScenario(), "<demo>",
+                                            &*catalog);
+  }
+  if (!smoke && !scenario.ok()) return Fail(std::string(scenario.status().message()), 2);
+  if (clusterd_binary.empty()) return Fail("cannot find the clusterd binary; pass --clusterd PATH", 2);
   if (state_dir.empty()) {
     char tmpl[] = "/tmp/clustersim-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) {
-      std::perror("clustersim: mkdtemp");
-      return 1;
-    }
+    if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a temporary directory", 1);
     state_dir = tmpl;
   }
-  absl::Status status = clusterd::sim::RunSmokeDemo(clusterd_binary, state_dir);
-  if (!status.ok()) {
-    std::fprintf(stderr, "clustersim: %s\n", std::string(status.message()).c_str());
-    return 1;
+  absl::Status status;
+  if (smoke) {
+    status = clusterd::sim::RunSmokeDemo(clusterd_binary, state_dir);
+  } else {
+    clusterd::sim::RunOptions options;
+    options.clusterd_binary = clusterd_binary;
+    options.state_dir = state_dir;
+    options.data_dir = data_dir;
+    options.verbose = verbose;
+    options.live = !quiet_live && isatty(STDOUT_FILENO) != 0;
+    status = clusterd::sim::RunScenario(*scenario, options);
   }
   std::printf("state and logs kept in %s\n", state_dir.c_str());
+  if (!status.ok()) {
+    std::printf("%s failed: %s\n", demo ? "demo" : smoke ? "smoke demo" : "scenario", std::string(status.message()).c_str());
+    return 1;
+  }
+  std::printf("%s passed%s\n", demo ? "demo" : smoke ? "smoke demo" : "scenario", smoke ? "" : ": every job is training again");
   return 0;
 }

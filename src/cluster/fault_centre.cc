@@ -7,7 +7,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cluster/cluster_info_render.h"
-#include "cluster/job_registry.h"
 #include "common/canonical_json.h"
 #include "common/json_util.h"
 #include "common/log.h"
@@ -271,9 +270,9 @@ absl::Status FaultCentre::Start() {
     stash(std::move(k), std::move(p));
   }
   {
-    absl::MutexLock lock(&mu_);
     std::vector<std::string> gone;
-    RebuildIndex(&gone);
+    RefreshIndex(&gone);
+    absl::MutexLock lock(&mu_);
     node_shard_dirty_ = true;  // cluster-info-node-cm is written even when empty
   }
   // The initial view, on this thread.
@@ -398,7 +397,7 @@ void FaultCentre::Handle(const std::string& key) {
   std::vector<JobFaultRanks> deliveries;
   std::vector<std::string> gone;
   std::vector<PodLabelPatch> patches;
-  bool manual_sync = false, manual_config = false, statistic = false, poll = false;
+  bool manual_sync = false, manual_config = false, statistic = false, poll = false, index = false;
   {
     absl::MutexLock lock(&mu_);
     std::vector<std::string> jobs;
@@ -414,8 +413,7 @@ void FaultCentre::Handle(const std::string& key) {
     } else if (HasPrefix(key, kJobKey, &rest)) {
       HandleJob(rest, &deliveries, &patches);
     } else if (key == kIndexKey) {
-      RebuildIndex(&gone);
-      queue_.AddAfter(kIndexKey, options_.job_index_period);
+      index = true;
     } else if (key == kPfExpireKey) {
       for (const std::string& node : public_faults_.Expire(NowMs())) queue_.Add(Key(kDevKey, node));
       if (auto due = public_faults_.NextDue()) ScheduleAt(kPfExpireKey, *due);
@@ -434,6 +432,10 @@ void FaultCentre::Handle(const std::string& key) {
       poll = true;
     }
     for (const std::string& j : jobs) queue_.Add(Key(kJobKey, j));
+  }
+  if (index) {
+    RefreshIndex(&gone);
+    queue_.AddAfter(kIndexKey, options_.job_index_period);
   }
   for (const JobFaultRanks& d : deliveries) {
     snapshots_.Increment();
@@ -588,9 +590,9 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
     const FaultJob* job = index_.Job(use.job_id);
     if (job == nullptr) continue;
     const FaultJobPolicy& policy = job->policy;
-    bool mindie_filter = policy.mindie_server && options_.fault_subscribed &&
+    bool mindie_filter = policy.mindie_server && fault_subscribed_ &&
                          !job->multi_instance_job_id.empty() &&
-                         options_.fault_subscribed(job->multi_instance_job_id);
+                         fault_subscribed_(job->multi_instance_job_id);
     if (!policy.code_rules.empty() || !policy.level_rules.empty() || mindie_filter) {
       if (mindie_filter) {
         FaultJobPolicy& effective = mindie_policies_[job->job_id];
@@ -1004,21 +1006,32 @@ void FaultCentre::HandleJob(const std::string& job_id, std::vector<JobFaultRanks
   deliveries->push_back(std::move(result.faults));
 }
 
-void FaultCentre::RebuildIndex(std::vector<std::string>* gone) {
-  FaultJobIndex fresh;
-  if (registry_ != nullptr) {
-    std::vector<JobRegistry::FaultSnapshotEntry> snapshot = registry_->FaultSnapshot();
-    std::vector<FaultJobSource> sources;
-    sources.reserve(snapshot.size());
-    for (const auto& e : snapshot) {
-      FaultJobSource src;
-      src.record = e.record.get();
-      src.pod_group = e.pod_group.get();
-      for (const auto& p : e.pods) src.pods.push_back(p.get());
-      sources.push_back(std::move(src));
-    }
-    fresh = BuildFaultJobIndex(sources);
+void FaultCentre::RefreshIndex(std::vector<std::string>* gone) {
+  if (registry_ == nullptr) return;
+  std::vector<JobRegistry::FaultSnapshotEntry> snapshot = registry_->FaultSnapshot();
+  auto same = [](const JobRegistry::FaultSnapshotEntry& a, const JobRegistry::FaultSnapshotEntry& b) {
+    return a.record == b.record && a.pod_group == b.pod_group && a.pods == b.pods;
+  };
+  if (snapshot.size() == index_source_.size() &&
+      std::equal(snapshot.begin(), snapshot.end(), index_source_.begin(), same)) {
+    return;  // nothing the index is built from changed
   }
+  std::vector<FaultJobSource> sources;
+  sources.reserve(snapshot.size());
+  for (const auto& e : snapshot) {
+    FaultJobSource src;
+    src.record = e.record.get();
+    src.pod_group = e.pod_group.get();
+    for (const auto& p : e.pods) src.pods.push_back(p.get());
+    sources.push_back(std::move(src));
+  }
+  FaultJobIndex fresh = BuildFaultJobIndex(sources);
+  index_source_ = std::move(snapshot);
+  absl::MutexLock lock(&mu_);
+  SwapIndex(std::move(fresh), gone);
+}
+
+void FaultCentre::SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone) {
   std::set<std::string> nodes_to_redo;
   for (const auto& [id, job] : fresh.jobs) {
     const FaultJob* old = index_.Job(id);
@@ -1390,6 +1403,11 @@ std::string FaultCentre::ShardOfNode(const std::string& node) const {
   absl::MutexLock lock(&mu_);
   const long i = device_shards_.ShardOf(model::DeviceInfoConfigMapName(node));
   return i < 0 ? "" : device_shards_.Name(static_cast<size_t>(i));
+}
+
+size_t FaultCentre::DeviceShardCount() const {
+  absl::MutexLock lock(&mu_);
+  return device_shards_.Count();
 }
 
 size_t FaultCentre::DeviceNodeCount() const {

@@ -39,6 +39,7 @@
 #include "cluster/fault_job_index.h"
 #include "cluster/fault_pipeline.h"
 #include "cluster/fault_signal.h"
+#include "cluster/job_registry.h"
 #include "cluster/manual_separation_engine.h"
 #include "cluster/public_fault_cache.h"
 #include "cluster/public_fault_request.h"
@@ -50,7 +51,6 @@
 
 namespace clusterd::cluster {
 
-class JobRegistry;
 
 // One row of `clusterctl get faults`.
 struct FaultViewRow {
@@ -88,8 +88,6 @@ class FaultCentre {
     MissingNode missing_node = MissingNode::kAuto;
     // Tests feed store events through Observe instead.
     bool watch_store = true;
-    // Whether the MindIE instance of a job is subscribed to the Fault service (§7.3 step 2).
-    std::function<bool(const std::string& instance_job_id)> fault_subscribed;
   };
 
   FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegistry* registry,
@@ -100,6 +98,11 @@ class FaultCentre {
 
   // Register before Start. Sinks are called on the worker thread, never under a lock.
   void AddJobFaultSink(JobFaultSink* sink);
+  // Whether the MindIE instance of a job is subscribed to the Fault service (§7.3 step 2: such
+  // server jobs implicitly filter RestartRequest faults for 60 s). Set before Start.
+  void SetFaultSubscribed(std::function<bool(const std::string& instance_job_id)> fn) {
+    fault_subscribed_ = std::move(fn);
+  }
 
   // Loads configuration and durable state, lists and processes everything (the initial view),
   // then watches from the listed versions.
@@ -137,6 +140,7 @@ class FaultCentre {
   std::string ShardContent(const std::string& cm_name) const;
   std::string ShardOfNode(const std::string& node) const;  // device kind
   size_t DeviceNodeCount() const;
+  size_t DeviceShardCount() const;
   size_t PendingKeys() const { return queue_.Len(); }
 
  private:
@@ -173,7 +177,10 @@ class FaultCentre {
   void HandlePublicFaultCm(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleJob(const std::string& job_id, std::vector<JobFaultRanks>* deliveries,
                  std::vector<PodLabelPatch>* patches) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RebuildIndex(std::vector<std::string>* gone) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Re-reads the registry (outside mu_) and, when anything changed, swaps the index (under mu_).
+  void RefreshIndex(std::vector<std::string>* gone);
+  void SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessDevice(const std::string& node, NodeState& ns, std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessSwitch(const std::string& node, NodeState& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -213,6 +220,7 @@ class FaultCentre {
   const Options options_;
   WorkQueue queue_;
   std::vector<JobFaultSink*> sinks_;
+  std::function<bool(const std::string&)> fault_subscribed_;
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
 
   // Newest watched objects not yet taken by the worker (nullopt: deleted).
@@ -225,6 +233,9 @@ class FaultCentre {
   size_t k8s_nodes_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> node_by_sn_ ABSL_GUARDED_BY(mu_);
   FaultJobIndex index_ ABSL_GUARDED_BY(mu_);
+  // The registry snapshot the index was built from, kept alive so that an unchanged snapshot
+  // (the same record, PodGroup and pod objects) is recognised by pointer and not rebuilt.
+  std::vector<JobRegistry::FaultSnapshotEntry> index_source_;  // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
   PublicFaultConfig public_config_ ABSL_GUARDED_BY(mu_);

@@ -18,6 +18,13 @@ bool IsChipType(std::string_view fault_type) {
   return fault_type != model::kFaultTypeCardNetworkUnhealthy;
 }
 
+// A device's fault time as a hold or window may use it: never later than clusterd's own receive
+// time, so that a node clock running ahead cannot hide a fault for longer than the window.
+int64_t EffectiveTime(const NpuFault& f) {
+  if (f.fault_time > 0 && f.received_ms > 0) return std::min(f.fault_time, f.received_ms);
+  return f.fault_time;
+}
+
 std::string Upper(std::string_view s) {
   std::string out(s);
   absl::AsciiStrToUpper(&out);
@@ -114,8 +121,9 @@ StageResult ApplyUceAccompany(DeviceRecord& record, UceAccompanyState& state,
     if (auto u = state.uce_time_ms.find(f.npu_name); u != state.uce_time_ms.end()) {
       drop = std::llabs(f.fault_time - u->second) <= kUceAccompanyWindowMs;
     }
-    if (!drop && now_ms < f.fault_time + kUceAccompanyWindowMs) {
-      result.Due(f.fault_time + kUceAccompanyWindowMs);
+    const int64_t held_until = EffectiveTime(f) + kUceAccompanyWindowMs;
+    if (!drop && now_ms < held_until) {
+      result.Due(held_until);
       drop = true;
     }
     if (drop) {
@@ -180,7 +188,7 @@ StageResult ApplyRetry(DeviceRecord& record, const RetryInput& input, int64_t no
     }
     auto r = input.reports.find(f.npu_name);
     int64_t due = 0;
-    if (RetryPlausible(f.fault_time, r == input.reports.end() ? nullptr : &r->second, now_ms,
+    if (RetryPlausible(EffectiveTime(f), r == input.reports.end() ? nullptr : &r->second, now_ms,
                        &due)) {
       if (due != 0) result.Due(due);
       DeleteFaultAt(record, i);

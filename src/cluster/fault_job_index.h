@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/job_record.h"
+#include "cluster/rank_table_global_builder.h"  // kAppMindIeServer
 #include "model/pod_group_info.h"
 #include "model/pod_info.h"
 
@@ -25,7 +26,6 @@ inline constexpr std::string_view kLabelSubHealthyStrategy = "subHealthyStrategy
 inline constexpr std::string_view kAnnotationFilterFaultCode = "huawei.com/schedule.filter.faultCode";
 inline constexpr std::string_view kAnnotationFilterFaultLevel =
     "huawei.com/schedule.filter.faultLevel";
-inline constexpr std::string_view kAppMindIeServer = "mindie-ms-server";
 
 // One `key[:seconds]` item of a custom-filter annotation (§7.3 step 2).
 struct CustomFilterRule {

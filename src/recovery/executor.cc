@@ -402,6 +402,17 @@ void RecoveryExecutor::WorkerLoop() {
         QueueDueTimers(*job);
       }
       Drain(job);
+      // The queue keeps one due time per job (the earliest), so a timer armed while an earlier
+      // wake-up was parked would be lost: re-arm the job's next timer after every drain.
+      absl::Time next = absl::InfiniteFuture();
+      {
+        absl::MutexLock lock(&job->mu);
+        const absl::Time now = clock_.Now();
+        for (const auto& [kind, at] : job->state.timers) {
+          if (at > now && at < next) next = at;
+        }
+      }
+      if (next != absl::InfiniteFuture()) Wake(*key, next);
     }
     std::vector<std::string> removals;
     {

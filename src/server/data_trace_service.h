@@ -1,14 +1,24 @@
 #pragma once
 
+#include "absl/status/status.h"
+#include "cluster/data_trace.h"
 #include "profiling.grpc.pb.h"
 #include "server/gated_service.h"
+#include "server/stream_hub.h"
 
 namespace clusterd::server {
 
-// /TrainingDataTrace/*: profiling switches per job (jobs-ranktable-diagnosis.md §5).
+// /TrainingDataTrace/*: profiling switches per job (jobs-ranktable-diagnosis.md §5). The
+// decisions and the data-trace ConfigMap are cluster::DataTraceSwitches; this adapter maps its
+// results to the wire (body, or a gRPC error where the original fails the call) and keeps the
+// per-job publishers: SubscribeDataTraceSwitch opens a fresh publisher (a mailbox of
+// kPublisherCapacity messages) replacing the previous one, and a switch change is queued on it.
 class DataTraceService final : public ::TrainingDataTrace::CallbackService, private GatedService {
  public:
-  explicit DataTraceService(UnaryGate& gate) : GatedService(gate) {}
+  static constexpr size_t kPublisherCapacity = 100;
+  static constexpr size_t kMaxPublishers = 10000;
+
+  DataTraceService(UnaryGate& gate, cluster::DataTraceSwitches& switches);
 
   grpc::ServerUnaryReactor* ModifyTrainingDataTraceSwitch(grpc::CallbackServerContext* ctx,
                                                           const ::DataTypeReq* request,
@@ -18,6 +28,14 @@ class DataTraceService final : public ::TrainingDataTrace::CallbackService, priv
                                                        ::DataStatusRes* response) override;
   grpc::ServerWriteReactor<::DataStatusRes>* SubscribeDataTraceSwitch(
       grpc::CallbackServerContext* ctx, const ::ProfilingClientInfo* request) override;
+
+  // The switches' notifier: queues the change for `job_id`'s publisher.
+  absl::Status Notify(const std::string& job_id, const model::ProfilingSwitch& value);
+  void CloseStreams();
+
+ private:
+  cluster::DataTraceSwitches& switches_;
+  StreamHub<::DataStatusRes> hub_;
 };
 
 }  // namespace clusterd::server

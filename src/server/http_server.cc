@@ -2,9 +2,13 @@
 #include "server/http_server.h"
 
 #include "absl/strings/str_cat.h"
+#include "cluster/fault_centre.h"
+#include "cluster/job_registry.h"
 #include "common/log.h"
 #include "httplib.h"
+#include "server/dashboard.h"
 #include "server/grpc_server.h"
+#include "server/recovery_bridge.h"
 
 namespace clusterd::server {
 namespace {
@@ -42,6 +46,58 @@ void CountRequest(absl::string_view route, int code) {
       .GetCounter("clusterd_http_requests_total", "HTTP requests by route and status code.",
                   {{"route", std::string(route)}, {"code", std::to_string(code)}})
       .Increment();
+}
+
+std::string Rfc3339(absl::Time t) {
+  return t == absl::UnixEpoch() ? "" : absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone());
+}
+
+// The operator's view of a job record (clusterctl get jobs -o json).
+nlohmann::ordered_json JobJson(const cluster::JobRecord& r) {
+  return nlohmann::ordered_json{
+      {"jobId", r.job_id},
+      {"namespace", r.ns},
+      {"name", r.name},
+      {"kind", r.kind},
+      {"podGroup", r.pod_group_name},
+      {"framework", r.framework},
+      {"status", std::string(model::ToString(r.status))},
+      {"preDeleted", r.pre_deleted},
+      {"replicas", r.replicas},
+      {"pods", r.pod_count},
+      {"npus", r.rank_table.DeviceCount()},
+      {"rankTableStatus", r.rank_table.status},
+      {"summaryConfigMaps", r.total_cm_num},
+      {"resourceType", r.resource_type},
+      {"sid", r.sid},
+      {"multiInstanceJobId", r.multi_instance_job_id},
+      {"appType", r.app_type},
+      {"createTime", Rfc3339(r.create_time)},
+      {"deleteTime", r.pre_deleted ? Rfc3339(r.delete_time) : ""}};
+}
+
+// <job> is a job id, or a job name (in `ns` when given; it must then be unique).
+absl::StatusOr<cluster::JobRecord> ResolveJob(const cluster::JobRegistry& jobs,
+                                              const std::string& job, const std::string& ns) {
+  if (auto r = jobs.FindJob(job); r.has_value() && (ns.empty() || r->ns == ns)) return *r;
+  if (!ns.empty()) {
+    if (auto r = jobs.FindJobByName(ns, job); r.has_value()) return *r;
+    return absl::NotFoundError(absl::StrCat("job \"", job, "\" not found in namespace ", ns));
+  }
+  std::vector<cluster::JobRecord> matches;
+  for (auto& r : jobs.Jobs()) {
+    if (r.name == job) matches.push_back(std::move(r));
+  }
+  if (matches.empty()) return absl::NotFoundError(absl::StrCat("job \"", job, "\" not found"));
+  std::string first_ns = matches.front().ns;
+  for (const auto& r : matches) {
+    if (r.ns != first_ns) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job name \"", job, "\" exists in several namespaces; give the namespace or the job id"));
+    }
+  }
+  if (auto r = jobs.FindJobByName(first_ns, job); r.has_value()) return *r;
+  return matches.front();
 }
 
 }  // namespace
@@ -105,6 +161,7 @@ void HttpServer::Stop() {
 
 void HttpServer::RegisterRoutes() {
   httplib::Server& s = *server_;
+  InstallDashboard(s, options_.fault_feed);
 
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
@@ -132,6 +189,105 @@ void HttpServer::RegisterRoutes() {
     res.set_content(body.dump(), kJson);
     CountRequest("/version", 200);
   });
+
+  // The job registry (read-only).
+  s.Get(R"(/api/clusterd/v1/jobs)", [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.jobs == nullptr) {
+      ReplyError(res, absl::UnavailableError("no job registry is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      nlohmann::ordered_json body = {{"kind", "JobList"}, {"items", nlohmann::ordered_json::array()}};
+      for (const auto& r : options_.jobs->Jobs()) {
+        if (ns.empty() || r.ns == ns) body["items"].push_back(JobJson(r));
+      }
+      res.set_content(body.dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/jobs", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.jobs == nullptr) {
+      ReplyError(res, absl::UnavailableError("no job registry is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+      if (!r.ok()) {
+        ReplyError(res, r.status());
+      } else {
+        res.set_content(JobJson(*r).dump(), kJson);
+      }
+    }
+    CountRequest("/api/clusterd/v1/jobs/{job}", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (options_.jobs == nullptr) {
+            ReplyError(res, absl::UnavailableError("no job registry is attached"));
+          } else {
+            const std::string ns =
+                req.has_param("namespace") ? req.get_param_value("namespace") : "";
+            absl::StatusOr<cluster::JobRecord> r =
+                ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+            if (!r.ok()) {
+              ReplyError(res, r.status());
+            } else {
+              // The rank table exactly as the job summary carries it.
+              res.set_content(model::SerializeRankTable(r->rank_table), kJson);
+            }
+          }
+          CountRequest("/api/clusterd/v1/jobs/{job}/ranktable", res.status);
+        });
+
+  // The fault centre's view (clusterctl get faults).
+  s.Get(R"(/api/clusterd/v1/faults)", [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.faults == nullptr) {
+      ReplyError(res, absl::UnavailableError("no fault centre is attached"));
+    } else {
+      const std::string node = req.has_param("node") ? req.get_param_value("node") : "";
+      const std::string job = req.has_param("job") ? req.get_param_value("job") : "";
+      nlohmann::ordered_json body = {{"kind", "FaultList"},
+                                     {"items", nlohmann::ordered_json::array()}};
+      for (const cluster::FaultViewRow& r : options_.faults->FaultRows(node, job)) {
+        body["items"].push_back({{"node", r.node},
+                                 {"npu", r.npu},
+                                 {"code", r.code},
+                                 {"level", r.level},
+                                 {"source", r.source},
+                                 {"since", r.since_ms > 0 ? Rfc3339(absl::FromUnixMillis(r.since_ms)) : ""},
+                                 {"sinceMs", r.since_ms},
+                                 {"jobs", r.jobs}});
+      }
+      res.set_content(body.dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/faults", res.status);
+  });
+
+  // The recovery controllers (clusterctl get recovery).
+  s.Get(R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.recovery == nullptr) {
+      ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/recovery", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (options_.recovery == nullptr) {
+            ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
+          } else {
+            const std::string ns =
+                req.has_param("namespace") ? req.get_param_value("namespace") : "";
+            absl::StatusOr<nlohmann::ordered_json> job =
+                options_.recovery->RecoveryOf(req.matches[1].str(), ns);
+            if (!job.ok()) {
+              ReplyError(res, job.status());
+            } else {
+              res.set_content(job->dump(), kJson);
+            }
+          }
+          CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
+        });
 
   // Store reads. One handler serves all URL shapes.
   auto serve = [this](const std::string& resource, const std::string& ns, const std::string& name,

@@ -15,7 +15,15 @@ namespace httplib {
 class Server;
 }
 
+namespace clusterd::cluster {
+class JobRegistry;
+class FaultCentre;
+}
+
 namespace clusterd::server {
+
+class RecoveryBridge;
+class FaultFeed;
 
 // The operator-facing HTTP endpoint:
 //   GET /healthz   liveness: 200 "ok" while the process serves
@@ -25,11 +33,25 @@ namespace clusterd::server {
 //   GET /api/v1/...  read-only, Kubernetes-shaped view of the object store (what clusterctl
 //                  reads): /api/v1/<resource>, /api/v1/namespaces/<ns>/<resource>[/<name>],
 //                  /api/v1/<cluster-scoped resource>/<name>; ?labelSelector=...
+//   GET /api/clusterd/v1/jobs[?namespace=NS]          the job registry's records
+//   GET /api/clusterd/v1/jobs/<job>[?namespace=NS]    one record (<job>: job id, or job name)
+//   GET /api/clusterd/v1/jobs/<job>/ranktable          its rank table (the hccl.json object)
+//   GET /api/clusterd/v1/faults[?node=N][&job=J]       the fault centre's current view, one item
+//                  per (node, NPU, code): node, npu, code, level, source, since, jobs
+//   GET /api/clusterd/v1/recovery[?namespace=NS]      every recovery controller: state, phase,
+//                  strategy, fault ranks, uuid, history of the current cycle (RecoveryJson)
+//   GET /api/clusterd/v1/recovery/<job>[?namespace=NS] one controller (<job>: id, job or PodGroup name)
+//   GET /, /dashboard, /api/clusterd/v1/events        the dashboard and its live fault feed
+//                  (server/dashboard.h)
 class HttpServer {
  public:
   struct Options {
     std::string listen;                        // host:port; port 0 picks a free port
     store::ObjectStore* store = nullptr;       // may be null: /api answers 503
+    const cluster::JobRegistry* jobs = nullptr;  // may be null: /api/clusterd/v1/jobs answers 503
+    const cluster::FaultCentre* faults = nullptr;  // may be null: /api/clusterd/v1/faults answers 503
+    const RecoveryBridge* recovery = nullptr;  // may be null: /api/clusterd/v1/recovery answers 503
+    FaultFeed* fault_feed = nullptr;  // may be null: /api/clusterd/v1/events answers 503
     MetricsRegistry* metrics = nullptr;        // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready
     std::string version;

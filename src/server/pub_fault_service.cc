@@ -4,10 +4,48 @@
 
 namespace clusterd::server {
 
+cluster::PublicFaultRequest PubFaultService::FromProto(const ::PublicFaultRequest& p) {
+  cluster::PublicFaultRequest r;
+  r.id = p.id();
+  r.timestamp = p.timestamp();
+  r.version = p.version();
+  r.resource = p.resource();
+  for (const ::Fault& f : p.faults()) {
+    cluster::PublicFaultItem item;
+    item.fault_id = f.faultid();
+    item.fault_type = f.faulttype();
+    item.fault_code = f.faultcode();
+    item.fault_time = f.faulttime();
+    item.assertion = f.assertion();
+    for (const auto& [k, v] : f.faultlocation()) item.fault_location[k] = v;
+    for (const ::PubFaultInfo& i : f.influence()) {
+      cluster::PublicFaultInfluence inf;
+      inf.node_name = i.nodename();
+      inf.node_sn = i.nodesn();
+      inf.device_ids.assign(i.deviceids().begin(), i.deviceids().end());
+      item.influence.push_back(std::move(inf));
+    }
+    item.description = f.description();
+    r.faults.push_back(std::move(item));
+  }
+  return r;
+}
+
 grpc::ServerUnaryReactor* PubFaultService::SendPublicFault(grpc::CallbackServerContext* ctx,
-                                                           const ::PublicFaultRequest*,
-                                                           ::RespStatus*) {
-  return Unary(ctx, method::kPubFaultSend, [] { return NotImplementedYet(method::kPubFaultSend); });
+                                                           const ::PublicFaultRequest* request,
+                                                           ::RespStatus* response) {
+  return Unary(ctx, method::kPubFaultSend, [&] {
+    if (centre_ == nullptr) return NotImplementedYet(method::kPubFaultSend);
+    if (request == nullptr) {
+      response->set_code(cluster::kPubFaultInvalid);
+      response->set_info(std::string(cluster::kPubFaultNilInfo));
+      return grpc::Status::OK;
+    }
+    cluster::PublicFaultVerdict verdict = centre_->SendPublicFault(FromProto(*request));
+    response->set_code(verdict.code);
+    response->set_info(verdict.info);
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace clusterd::server

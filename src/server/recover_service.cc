@@ -1,79 +1,346 @@
 #include "server/recover_service.h"
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/metrics.h"
+#include "recovery/om_request.h"
+#include "recovery/vocabulary.h"
 #include "server/method_names.h"
+#include "server/recover_convert.h"
+#include "server/recover_stream.h"
 
 namespace clusterd::server {
 
 using grpc::CallbackServerContext;
 using grpc::ServerUnaryReactor;
 
-ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::ClientInfo*,
-                                         ::Status*) {
-  return Unary(ctx, method::kRecoverInit, [] { return NotImplementedYet(method::kRecoverInit); });
+namespace {
+
+constexpr char kComponent[] = "recover-service";
+
+std::string NotRegistered(const std::string& job_id) {
+  // "registed" is the reference's spelling (§2.3).
+  return absl::StrCat("jobId=", job_id, " not registed");
 }
 
-ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx, const ::ClientInfo*,
-                                             ::Status*) {
-  return Unary(ctx, method::kRecoverRegister,
-               [] { return NotImplementedYet(method::kRecoverRegister); });
+// A unary call answered later, by the controller's Reply(ticket, ...) (or at once when the post
+// fails). The ticket is the only link: whoever takes it out of the sink finishes the call.
+class DeferredReply final : public ServerUnaryReactor {
+ public:
+  DeferredReply(absl::string_view method, ::Status* response, RecoverySink& sink)
+      : method_(method), response_(response), sink_(sink) {}
+
+  void Bind(uint64_t ticket) { ticket_ = ticket; }
+
+  void Answer(int32_t code, const std::string& info) {
+    response_->set_code(code);
+    response_->set_info(info);
+    Finish(grpc::Status::OK);
+  }
+
+  void OnCancel() override {
+    if (sink_.CancelTicket(ticket_)) {
+      cancelled_ = true;
+      CountRecoverRejected(method_, "client_gone");
+      Finish(grpc::Status::CANCELLED);
+    }
+  }
+
+  void OnDone() override {
+    RecordRpc(method_, cancelled_ ? grpc::StatusCode::CANCELLED : grpc::StatusCode::OK);
+    delete this;
+  }
+
+ private:
+  absl::string_view method_;
+  ::Status* response_;
+  RecoverySink& sink_;
+  uint64_t ticket_ = 0;
+  bool cancelled_ = false;
+};
+
+grpc::Status StreamRefusal(const std::string& text) {
+  return grpc::Status(grpc::StatusCode::UNKNOWN, text);
 }
+
+}  // namespace
+
+void CountRecoverRejected(absl::string_view method, absl::string_view reason) {
+  MetricsRegistry::Default()
+      .GetCounter("clusterd_recover_rejected_total",
+                  "Recover requests refused or answered with an error code, by method and reason.",
+                  {{"method", std::string(method)}, {"reason", std::string(reason)}})
+      .Increment();
+}
+
+void RecoverService::CloseStreams() { bridge_.sink().CloseAll(); }
+
+bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
+                           ServerUnaryReactor** refused) {
+  if (absl::Status admitted = gate_.Admit(method); !admitted.ok()) {
+    RecordRpc(method, grpc::StatusCode::UNKNOWN);
+    CountRecoverRejected(method, "qps");
+    *refused = FinishUnary(ctx, ToGrpcStatus(admitted));
+    return false;
+  }
+  return true;
+}
+
+ServerUnaryReactor* RecoverService::Answer(CallbackServerContext* ctx, absl::string_view method,
+                                           ::Status* response, int32_t code, std::string info) {
+  response->set_code(code);
+  response->set_info(std::move(info));
+  RecordRpc(method, grpc::StatusCode::OK);
+  return FinishUnary(ctx, grpc::Status::OK);
+}
+
+ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext*, absl::string_view method,
+                                             const std::string& job_id, ::Status* response,
+                                             Post post) {
+  RecoverySink& sink = bridge_.sink();
+  auto* reply = new DeferredReply(method, response, sink);
+  const uint64_t ticket =
+      sink.AddTicket([reply](int32_t code, const std::string& info) { reply->Answer(code, info); });
+  reply->Bind(ticket);
+  if (absl::Status posted = post(ticket); !posted.ok()) {
+    if (sink.CancelTicket(ticket)) {
+      CountRecoverRejected(method, "unregistered");
+      LogInfo(kComponent, "report for a job without controller",
+              {{"method", method}, {"job", job_id}});
+      reply->Answer(recovery::kCodeUnRegistry, NotRegistered(job_id));
+    }
+  }
+  return reply;
+}
+
+// ---- Init / Register ----
+
+ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::ClientInfo* request,
+                                         ::Status* response) {
+  return Unary(ctx, method::kRecoverInit, [&] {
+    RecoveryBridge::Answer a = bridge_.Init(request->jobid());
+    if (a.code != 0) {
+      CountRecoverRejected(method::kRecoverInit, a.code == recovery::kCodeProcessRecoverEnableOff
+                                                     ? "recovery_off"
+                                                     : "pod_group");
+      LogInfo(kComponent, "Init refused",
+              {{"job", request->jobid()}, {"code", a.code}, {"info", a.info}});
+    }
+    response->set_code(a.code);
+    response->set_info(a.info);
+    return grpc::Status::OK;
+  });
+}
+
+ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
+                                             const ::ClientInfo* request, ::Status* response) {
+  return Unary(ctx, method::kRecoverRegister, [&] {
+    RecoveryBridge::Answer a = bridge_.Register(request->jobid());
+    if (a.code != 0) {
+      const char* reason = a.code == recovery::kCodeUnInit              ? "not_inited"
+                           : a.code == recovery::kCodeJobNotExist       ? "unknown_job"
+                           : a.code == recovery::kCodeOutOfMaxServeJobs ? "too_many_jobs"
+                                                                        : "pod_group";
+      CountRecoverRejected(method::kRecoverRegister, reason);
+      LogInfo(kComponent, "Register refused",
+              {{"job", request->jobid()}, {"code", a.code}, {"info", a.info}});
+    }
+    response->set_code(a.code);
+    response->set_info(a.info);
+    return grpc::Status::OK;
+  });
+}
+
+// ---- the signal stream ----
 
 grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProcessManageSignal(
-    CallbackServerContext*, const ::ClientInfo*) {
-  return RefuseStream<::ProcessManageSignal>(
-      method::kRecoverSubscribeProcessManageSignal,
-      NotImplementedYet(method::kRecoverSubscribeProcessManageSignal));
+    CallbackServerContext*, const ::ClientInfo* request) {
+  const std::string job_id = request->jobid();
+  const absl::string_view method = method::kRecoverSubscribeProcessManageSignal;
+  if (!bridge_.executor().HasJob(job_id)) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<::ProcessManageSignal>(method, StreamRefusal(NotRegistered(job_id)));
+  }
+  RecoverySink::OpenedStream opened = bridge_.sink().OpenSignalStream(job_id);
+  RecoveryBridge& bridge = bridge_;
+  const uint64_t stream_id = opened.stream_id;
+  auto* reactor =
+      new ChannelStream<::ProcessManageSignal>(opened.channel, [&bridge, job_id, stream_id](bool) {
+        // Still registered: the client (or the transport) ended it, not a controller reset.
+        if (bridge.sink().SignalStreamDone(job_id, stream_id)) {
+          LogInfo(kComponent, "signal stream closed by the client",
+                  {{"job", job_id}, {"stream", stream_id}});
+          (void)bridge.executor().Post(job_id, recovery::StreamClosed{stream_id});
+        }
+      });
+  if (absl::Status s = bridge_.executor().Post(job_id, recovery::Subscribed{stream_id}); !s.ok()) {
+    // The job went away in between.
+    bridge_.sink().SignalStreamDone(job_id, stream_id);
+    opened.channel->Close(StreamRefusal(NotRegistered(job_id)));
+    CountRecoverRejected(method, "unregistered");
+    RecordRpc(method, grpc::StatusCode::UNKNOWN);
+    return reactor;
+  }
+  LogInfo(kComponent, "signal stream opened",
+          {{"job", job_id}, {"stream", stream_id}, {"role", request->role()}});
+  bridge_.RepostFaults(job_id);
+  RecordRpc(method, grpc::StatusCode::OK);
+  return reactor;
 }
 
+// ---- reports ----
+
 ServerUnaryReactor* RecoverService::ReportStopComplete(CallbackServerContext* ctx,
-                                                       const ::StopCompleteRequest*, ::Status*) {
-  return Unary(ctx, method::kRecoverReportStopComplete,
-               [] { return NotImplementedYet(method::kRecoverReportStopComplete); });
+                                                       const ::StopCompleteRequest* request,
+                                                       ::Status* response) {
+  const absl::string_view method = method::kRecoverReportStopComplete;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  // §2.3 / quirk 18: a missing status counts as 0 (the machine decides).
+  std::optional<int32_t> code;
+  if (request->has_status()) code = request->status().code();
+  return Deferred(ctx, method, job_id, response, [this, job_id, code](uint64_t ticket) {
+    return bridge_.executor().Post(job_id, recovery::StopCompleteReported{code, ticket});
+  });
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext* ctx,
-                                                          const ::RecoverStrategyRequest*,
-                                                          ::Status*) {
-  return Unary(ctx, method::kRecoverReportRecoverStrategy,
-               [] { return NotImplementedYet(method::kRecoverReportRecoverStrategy); });
+                                                          const ::RecoverStrategyRequest* request,
+                                                          ::Status* response) {
+  const absl::string_view method = method::kRecoverReportRecoverStrategy;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  std::vector<std::string> strategies(request->strategies().begin(), request->strategies().end());
+  return Deferred(ctx, method, job_id, response,
+                  [this, job_id, strategies = std::move(strategies)](uint64_t ticket) {
+                    return bridge_.executor().Post(
+                        job_id, recovery::RecoverStrategyReported{strategies, ticket});
+                  });
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* ctx,
-                                                        const ::RecoverStatusRequest*, ::Status*) {
-  return Unary(ctx, method::kRecoverReportRecoverStatus,
-               [] { return NotImplementedYet(method::kRecoverReportRecoverStatus); });
+                                                        const ::RecoverStatusRequest* request,
+                                                        ::Status* response) {
+  const absl::string_view method = method::kRecoverReportRecoverStatus;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  recovery::RecoverStatusReported report;
+  if (request->has_status()) report.code = request->status().code();
+  report.strategy = request->strategy();
+  int dropped = 0;
+  report.isolate_rank_ids = ParseIsolateRanks(request->isolaterankids(), &dropped);
+  if (dropped > 0) {
+    CountRecoverRejected(method, "malformed_isolate_rank");
+    LogWarn(kComponent, "isolateRankIds entries that are not ranks were dropped",
+            {{"job", job_id}, {"dropped", dropped}});
+  }
+  return Deferred(ctx, method, job_id, response,
+                  [this, job_id, report = std::move(report)](uint64_t ticket) mutable {
+                    report.ticket = ticket;
+                    return bridge_.executor().Post(job_id, std::move(report));
+                  });
 }
 
 ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ctx,
-                                                       const ::ProcessFaultRequest*, ::Status*) {
-  return Unary(ctx, method::kRecoverReportProcessFault,
-               [] { return NotImplementedYet(method::kRecoverReportProcessFault); });
+                                                       const ::ProcessFaultRequest* request,
+                                                       ::Status* response) {
+  const absl::string_view method = method::kRecoverReportProcessFault;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  if (!bridge_.executor().HasJob(job_id)) {
+    CountRecoverRejected(method, "unregistered");
+    return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
+  }
+  absl::StatusOr<std::vector<recovery::FaultRank>> faults = ParseFaultRanks(request->faultranks());
+  if (!faults.ok()) {
+    CountRecoverRejected(method, "malformed_fault_rank");
+    LogWarn(kComponent, "ReportProcessFault refused",
+            {{"job", job_id}, {"error", faults.status()}});
+    return Answer(
+        ctx, method, response, kCodeInvalidRequest,
+        absl::StrCat("jobId=", job_id, " invalid faultRanks: ", faults.status().message()));
+  }
+  return Deferred(
+      ctx, method, job_id, response, [this, job_id, faults = *std::move(faults)](uint64_t ticket) {
+        return bridge_.executor().Post(job_id, recovery::ProcessFaultReported{faults, ticket});
+      });
 }
 
-ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx, const ::SwitchNics*,
-                                                   ::Status*) {
-  return Unary(ctx, method::kRecoverSwitchNicTrack,
-               [] { return NotImplementedYet(method::kRecoverSwitchNicTrack); });
+// ---- NIC switch (§12) ----
+
+ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
+                                                   const ::SwitchNics* request,
+                                                   ::Status* response) {
+  const absl::string_view method = method::kRecoverSwitchNicTrack;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  absl::StatusOr<recovery::NicSwitchParams> params =
+      recovery::CheckSwitchNicRequest(NicOpsOf(*request), bridge_.Topology(job_id));
+  if (!params.ok()) {
+    CountRecoverRejected(method, "invalid_param");
+    LogInfo(kComponent, "SwitchNicTrack refused", {{"job", job_id}, {"error", params.status()}});
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
+                  std::string(params.status().message()));
+  }
+  return Deferred(ctx, method, job_id, response,
+                  [this, job_id, p = *std::move(params)](uint64_t ticket) {
+                    return bridge_.executor().Post(job_id, recovery::SwitchNicRequested{p, ticket});
+                  });
 }
 
 grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNicSignal(
-    CallbackServerContext*, const ::SwitchNicRequest*) {
-  return RefuseStream<::SwitchNicResponse>(
-      method::kRecoverSubscribeSwitchNicSignal,
-      NotImplementedYet(method::kRecoverSubscribeSwitchNicSignal));
+    CallbackServerContext*, const ::SwitchNicRequest* request) {
+  const absl::string_view method = method::kRecoverSubscribeSwitchNicSignal;
+  const std::string job_id = request->jobid();
+  std::optional<recovery::JobRecovery> snap = bridge_.executor().Snapshot(job_id);
+  if (!snap.has_value()) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<::SwitchNicResponse>(method, StreamRefusal(NotRegistered(job_id)));
+  }
+  if (snap->om != recovery::OmKind::kSwitchNic) {
+    CountRecoverRejected(method, "no_operation");
+    return RefuseStream<::SwitchNicResponse>(
+        method, StreamRefusal(absl::StrCat("jobId=", job_id, " has no switch nic operation")));
+  }
+  RecordRpc(method, grpc::StatusCode::OK);
+  return new ChannelStream<::SwitchNicResponse>(bridge_.sink().OpenSwitchOm(job_id), nullptr);
 }
 
 grpc::ServerWriteReactor<::SwitchRankList>* RecoverService::SubscribeNotifySwitch(
-    CallbackServerContext*, const ::ClientInfo*) {
-  return RefuseStream<::SwitchRankList>(method::kRecoverSubscribeNotifySwitch,
-                                        NotImplementedYet(method::kRecoverSubscribeNotifySwitch));
+    CallbackServerContext*, const ::ClientInfo* request) {
+  const absl::string_view method = method::kRecoverSubscribeNotifySwitch;
+  const std::string job_id = request->jobid();
+  if (!bridge_.executor().HasJob(job_id)) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<::SwitchRankList>(
+        method, StreamRefusal(absl::StrCat(NotRegistered(job_id), ", please wait agent register")));
+  }
+  auto channel = bridge_.sink().OpenNotifySwitch(job_id);
+  RecoverySink& sink = bridge_.sink();
+  RecordRpc(method, grpc::StatusCode::OK);
+  return new ChannelStream<::SwitchRankList>(
+      channel, [&sink, job_id, raw = channel.get()](bool) { sink.NotifySwitchDone(job_id, raw); });
 }
 
 ServerUnaryReactor* RecoverService::ReplySwitchNicResult(CallbackServerContext* ctx,
-                                                         const ::SwitchResult*, ::Status*) {
-  return Unary(ctx, method::kRecoverReplySwitchNicResult,
-               [] { return NotImplementedYet(method::kRecoverReplySwitchNicResult); });
+                                                         const ::SwitchResult* request,
+                                                         ::Status* response) {
+  const absl::string_view method = method::kRecoverReplySwitchNicResult;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  const bool result = request->result();
+  return Deferred(ctx, method, job_id, response, [this, job_id, result](uint64_t ticket) {
+    return bridge_.executor().Post(job_id, recovery::SwitchNicResultReplied{result, ticket});
+  });
 }
 
 ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
@@ -86,30 +353,85 @@ ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
   });
 }
 
-ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx, const ::StressTestParam*,
-                                               ::Status*) {
-  return Unary(ctx, method::kRecoverStressTest,
-               [] { return NotImplementedYet(method::kRecoverStressTest); });
+// ---- stress test (§13) ----
+
+ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
+                                               const ::StressTestParam* request,
+                                               ::Status* response) {
+  const absl::string_view method = method::kRecoverStressTest;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  std::vector<int64_t> all_nodes(request->allnodesops().begin(), request->allnodesops().end());
+  absl::StatusOr<recovery::StressParams> params = recovery::CheckStressTestRequest(
+      StressParamOf(*request), all_nodes, bridge_.Topology(job_id));
+  if (!params.ok()) {
+    CountRecoverRejected(method, "invalid_param");
+    LogInfo(kComponent, "StressTest refused", {{"job", job_id}, {"error", params.status()}});
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
+                  std::string(params.status().message()));
+  }
+  return Deferred(
+      ctx, method, job_id, response, [this, job_id, p = *std::move(params)](uint64_t ticket) {
+        return bridge_.executor().Post(job_id, recovery::StressTestRequested{p, ticket});
+      });
 }
 
 grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressTestResponse(
-    CallbackServerContext*, const ::StressTestRequest*) {
-  return RefuseStream<::StressTestResponse>(
-      method::kRecoverSubscribeStressTestResponse,
-      NotImplementedYet(method::kRecoverSubscribeStressTestResponse));
+    CallbackServerContext*, const ::StressTestRequest* request) {
+  const absl::string_view method = method::kRecoverSubscribeStressTestResponse;
+  const std::string job_id = request->jobid();
+  std::optional<recovery::JobRecovery> snap = bridge_.executor().Snapshot(job_id);
+  if (!snap.has_value()) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<::StressTestResponse>(method, StreamRefusal(NotRegistered(job_id)));
+  }
+  if (snap->om != recovery::OmKind::kStressTest) {
+    CountRecoverRejected(method, "no_operation");
+    return RefuseStream<::StressTestResponse>(
+        method, StreamRefusal(absl::StrCat("jobId=", job_id, " has no stress test operation")));
+  }
+  RecordRpc(method, grpc::StatusCode::OK);
+  return new ChannelStream<::StressTestResponse>(bridge_.sink().OpenStressOm(job_id), nullptr);
 }
 
 grpc::ServerWriteReactor<::StressTestRankParams>* RecoverService::SubscribeNotifyExecStressTest(
-    CallbackServerContext*, const ::ClientInfo*) {
-  return RefuseStream<::StressTestRankParams>(
-      method::kRecoverSubscribeNotifyExecStressTest,
-      NotImplementedYet(method::kRecoverSubscribeNotifyExecStressTest));
+    CallbackServerContext*, const ::ClientInfo* request) {
+  const absl::string_view method = method::kRecoverSubscribeNotifyExecStressTest;
+  const std::string job_id = request->jobid();
+  if (!bridge_.executor().HasJob(job_id)) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<::StressTestRankParams>(
+        method, StreamRefusal(absl::StrCat(NotRegistered(job_id), ", please wait agent register")));
+  }
+  auto channel = bridge_.sink().OpenNotifyStress(job_id);
+  RecoverySink& sink = bridge_.sink();
+  RecordRpc(method, grpc::StatusCode::OK);
+  return new ChannelStream<::StressTestRankParams>(
+      channel, [&sink, job_id, raw = channel.get()](bool) { sink.NotifyStressDone(job_id, raw); });
 }
 
 ServerUnaryReactor* RecoverService::ReplyStressTestResult(CallbackServerContext* ctx,
-                                                          const ::StressTestResult*, ::Status*) {
-  return Unary(ctx, method::kRecoverReplyStressTestResult,
-               [] { return NotImplementedYet(method::kRecoverReplyStressTestResult); });
+                                                          const ::StressTestResult* request,
+                                                          ::Status* response) {
+  const absl::string_view method = method::kRecoverReplyStressTestResult;
+  ServerUnaryReactor* refused = nullptr;
+  if (!Admit(ctx, method, &refused)) return refused;
+  const std::string job_id = request->jobid();
+  if (!bridge_.executor().HasJob(job_id)) {
+    CountRecoverRejected(method, "unregistered");
+    return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
+  }
+  absl::StatusOr<recovery::StressResults> results = ParseStressResults(*request);
+  if (!results.ok()) {
+    CountRecoverRejected(method, "invalid_param");
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
+                  std::string(results.status().message()));
+  }
+  return Deferred(
+      ctx, method, job_id, response, [this, job_id, r = *std::move(results)](uint64_t ticket) {
+        return bridge_.executor().Post(job_id, recovery::StressTestResultReplied{r, ticket});
+      });
 }
 
 }  // namespace clusterd::server

@@ -1,15 +1,36 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
 #include "recover.grpc.pb.h"
 #include "server/gated_service.h"
+#include "server/recovery_bridge.h"
 
 namespace clusterd::server {
 
-// /Recover/*: process-level recovery with TaskD/MindIO clients (recovery-protocol.md §2).
-// HealthCheck is served here; the recovery methods are wired to the recovery controller.
+// /Recover/*: process-level recovery with TaskD/MindIO clients (recovery-protocol.md §2),
+// wired to the recovery controller through a RecoveryBridge.
+//
+// Init and Register answer at once (§2.3). The reports (Report*, ReplySwitchNicResult,
+// ReplyStressTestResult, SwitchNicTrack, StressTest) are parsed here, posted to the job's strand
+// with a ticket, and answered when the controller replies to the ticket (a report blocked on a
+// full mailbox is answered later, §6.5). The five server streams are StreamChannels registered
+// in the bridge's RecoverySink. Bad input (unknown job, malformed ranks or extraParams, failed
+// §12/§13 checks) gets the spec's code, or a clear non-zero code, a log line and
+// clusterd_recover_rejected_total{method,reason}; nothing here can wedge a job.
 class RecoverService final : public ::Recover::CallbackService, private GatedService {
  public:
-  explicit RecoverService(UnaryGate& gate) : GatedService(gate) {}
+  // Codes the spec leaves open: a report whose faultRanks are not decimal integers.
+  static constexpr int32_t kCodeInvalidRequest = 409;  // InvalidReqParam (§4.3)
+
+  RecoverService(UnaryGate& gate, RecoveryBridge& bridge)
+      : GatedService(gate), gate_(gate), bridge_(bridge) {}
+
+  // Ends every Recover stream (server shutdown).
+  void CloseStreams();
 
   grpc::ServerUnaryReactor* Init(grpc::CallbackServerContext* ctx, const ::ClientInfo* request,
                                  ::Status* response) override;
@@ -30,7 +51,8 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
                                                const ::ProcessFaultRequest* request,
                                                ::Status* response) override;
   grpc::ServerUnaryReactor* SwitchNicTrack(grpc::CallbackServerContext* ctx,
-                                           const ::SwitchNics* request, ::Status* response) override;
+                                           const ::SwitchNics* request,
+                                           ::Status* response) override;
   grpc::ServerWriteReactor<::SwitchNicResponse>* SubscribeSwitchNicSignal(
       grpc::CallbackServerContext* ctx, const ::SwitchNicRequest* request) override;
   grpc::ServerWriteReactor<::SwitchRankList>* SubscribeNotifySwitch(
@@ -50,6 +72,24 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
   grpc::ServerUnaryReactor* ReplyStressTestResult(grpc::CallbackServerContext* ctx,
                                                   const ::StressTestResult* request,
                                                   ::Status* response) override;
+
+ private:
+  using Post = std::function<absl::Status(uint64_t ticket)>;
+  // A unary call answered by the controller: gate, then `post` with a fresh ticket. A post that
+  // fails (the job has no controller) answers `unregistered_code` at once.
+  grpc::ServerUnaryReactor* Deferred(grpc::CallbackServerContext* ctx, absl::string_view method,
+                                     const std::string& job_id, ::Status* response, Post post);
+  // Answers at once with a Status (after the gate).
+  grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, absl::string_view method,
+                                   ::Status* response, int32_t code, std::string info);
+  bool Admit(grpc::CallbackServerContext* ctx, absl::string_view method,
+             grpc::ServerUnaryReactor** refused);
+
+  UnaryGate& gate_;
+  RecoveryBridge& bridge_;
 };
+
+// Counts a refused or malformed Recover request: clusterd_recover_rejected_total{method,reason}.
+void CountRecoverRejected(absl::string_view method, absl::string_view reason);
 
 }  // namespace clusterd::server

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "grpcpp/grpcpp.h"
+#include "server/cluster_brain.h"
 #include "server/config_service.h"
 #include "server/data_trace_service.h"
 #include "server/fault_service.h"
@@ -16,18 +17,28 @@
 namespace clusterd::server {
 
 // The six services of the cluster brain, sharing one QPS gate, ready to hand to GrpcServer.
+// Construct before brain.Start(): the services attach their listeners to the brain's rooms.
 struct ServiceSet {
-  explicit ServiceSet(Clock& clock, UnaryGate::Limits limits = {})
+  ServiceSet(Clock& clock, ClusterBrain& brain, UnaryGate::Limits limits = {})
       : gate(clock, limits),
-        recover(gate),
-        config(gate),
-        fault(gate),
-        job(gate),
-        data_trace(gate),
-        pub_fault(gate) {}
+        recover(gate, brain.recovery()),
+        config(gate, brain.global_rank_tables()),
+        fault(gate, clock, &brain.faults()),
+        job(gate, clock, brain.jobs()),
+        data_trace(gate, brain.data_trace()),
+        pub_fault(gate, &brain.faults()) {}
 
   std::vector<grpc::Service*> All() {
     return {&recover, &config, &fault, &job, &data_trace, &pub_fault};
+  }
+
+  // Ends every server stream (before GrpcServer::Shutdown, so that it need not wait for them).
+  void CloseStreams() {
+    recover.CloseStreams();
+    config.CloseStreams();
+    job.CloseStreams();
+    data_trace.CloseStreams();
+    fault.CloseStreams();
   }
 
   UnaryGate gate;

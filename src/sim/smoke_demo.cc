@@ -84,6 +84,7 @@ absl::Status RunSmokeDemo(const std::string& clusterd_binary, const std::string&
   {
     auto stub = ::job::Job::NewStub(channel);
     ::job::ClientInfo req;
+    req.set_role("CCAgent");  // Register admits whitelisted roles only
     ::job::Status resp;
     grpc::Status st = Unary([&](grpc::ClientContext* c) { return stub->Register(c, req, &resp); });
     report("/job.Job/Register", st, served(st));

@@ -4,6 +4,7 @@
 
 #include "store/admission.h"
 #include "store/dir/dir_store.h"
+#include "store/kube/kube_store.h"
 #include "store/memory/memory_store.h"
 #include "store/strings.h"
 
@@ -297,18 +298,36 @@ absl::Status ValidateObject(std::string_view resource, const Object& o) {
 }
 
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec) {
+  return OpenStore(spec, StoreOptions{});
+}
+
+absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec,
+                                                       const StoreOptions& options) {
   if (spec == "memory") return std::unique_ptr<ObjectStore>(std::make_unique<MemoryStore>());
   if (spec.starts_with("dir:") && spec.size() > 4) {
     auto store = DirStore::Open(std::string(spec.substr(4)));
     if (!store.ok()) return store.status();
     return std::unique_ptr<ObjectStore>(std::move(*store));
   }
-  if (spec == "kube" || spec.starts_with("kube:")) {
-    return absl::UnimplementedError(
-        Cat("store \"", spec, "\": the kube backend is not available yet"));
+  if (spec == "kube" || (spec.starts_with("kube:") && spec.size() > 5)) {
+    std::string kubeconfig = spec == "kube" ? options.kubeconfig : std::string(spec.substr(5));
+    absl::StatusOr<kube::KubeConfig> config =
+        kubeconfig.empty() ? kube::LoadInClusterConfig()
+                           : kube::LoadKubeconfig(kubeconfig, options.kube_context);
+    if (!config.ok()) return config.status();
+    kube::KubeStore::Options kube_options;
+    kube_options.config = *std::move(config);
+    auto store = kube::KubeStore::Open(std::move(kube_options));
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<ObjectStore>(std::move(*store));
   }
-  return absl::InvalidArgumentError(
-      Cat("store \"", spec, "\": want \"memory\", \"dir:PATH\" or \"kube\""));
+  if (!options.kubeconfig.empty()) {
+    return absl::InvalidArgumentError(
+        Cat("store \"", spec, "\": a kubeconfig applies to the kube store only"));
+  }
+  return absl::InvalidArgumentError(Cat("store \"", spec,
+                                        "\": want \"memory\", \"dir:PATH\" or \"kube\" (or "
+                                        "\"kube:KUBECONFIG\")"));
 }
 
 }  // namespace clusterd::store

@@ -131,6 +131,11 @@ class ObjectStore {
   virtual absl::StatusOr<Object> Patch(const ObjectKey& key, const Object& merge_patch) = 0;
   // Deletes the object; a non-empty resource_version is a precondition.
   virtual absl::Status Delete(const ObjectKey& key, std::string_view resource_version = "") = 0;
+
+  // OK when the store is in step with its backend; otherwise why not (kube: a resource not
+  // synced, the API server unreachable). Reads may still be served from a cache meanwhile.
+  // For readiness probes.
+  virtual absl::Status Ready() { return absl::OkStatus(); }
 };
 
 // Helpers over Kubernetes-shaped objects.
@@ -146,7 +151,15 @@ void ApplyMergePatch(Object& target, const Object& patch);
 // maps.
 absl::Status ValidateObject(std::string_view resource, const Object& o);
 
-// Creates a store from its command-line spelling: "memory" or "dir:PATH" (later "kube").
+// Creates a store from its command-line spelling: "memory", "dir:PATH", or "kube" (the
+// Kubernetes API server: in-cluster service-account credentials, or options.kubeconfig), or
+// "kube:KUBECONFIG".
+struct StoreOptions {
+  std::string kubeconfig;    // kube: a kubeconfig file instead of the in-cluster credentials
+  std::string kube_context;  // kube: a context of the kubeconfig instead of current-context
+};
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec);
+absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec,
+                                                       const StoreOptions& options);
 
 }  // namespace clusterd::store

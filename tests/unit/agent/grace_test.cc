@@ -41,10 +41,12 @@ void AddJob(store::ObjectStore& store) {
       {"spec", {{"nodeName", "node-1"}}},
       {"status", {{"phase", "Running"}}}};
   ASSERT_TRUE(store.Create("pods", pod).ok());
-  ASSERT_TRUE(WriteConfigMap(store, {"default", "reset-config-job1", {{"reset", "true"}},
-                                     {{"reset.json", R"({"status":"initializing"})"},
-                                      {"checkCode", ""}}})
-                  .ok());
+  ASSERT_TRUE(
+      WriteConfigMap(store, {"default",
+                             "reset-config-job1",
+                             {{"reset", "true"}},
+                             {{"reset.json", R"({"status":"initializing"})"}, {"checkCode", ""}}})
+          .ok());
 }
 
 model::TaskResetInfo ResetInfo(AgentFixture& f) {
@@ -58,7 +60,8 @@ model::TaskResetInfo ResetInfo(AgentFixture& f) {
 }
 
 std::string DeviceListKey(AgentFixture& f, const std::string& key) {
-  return model::ParseDeviceInfoCfg(f.DeviceInfo().at("DeviceInfoCfg"))->device_info.device_list.at(key);
+  return model::ParseDeviceInfoCfg(f.DeviceInfo().at("DeviceInfoCfg"))
+      ->device_info.device_list.at(key);
 }
 
 TEST(GracefulTolerance, RestartNpuFaultIsHotResetAndRecovered) {
@@ -104,8 +107,9 @@ TEST(GracefulTolerance, FailedResetIsolatesAndIsNotOverwritten) {
   EXPECT_EQ(info.rank_list[0].status, "failed");
   EXPECT_EQ(info.rank_list[0].policy, "isolate");
   EXPECT_EQ(DeviceListKey(f, "huawei.com/Ascend910-Unhealthy"), "Ascend910-3");
-  EXPECT_NE(DeviceListKey(f, "huawei.com/Ascend910-Fault").find(R"("fault_handling":"SeparateNPU")"),
-            std::string::npos);
+  EXPECT_NE(
+      DeviceListKey(f, "huawei.com/Ascend910-Fault").find(R"("fault_handling":"SeparateNPU")"),
+      std::string::npos);
 }
 
 TEST(GracefulTolerance, JobsWithoutResetConfigAreLeftAlone) {

@@ -111,7 +111,7 @@ TEST(UceAccompanyStage, AicFaultWithinFiveSecondsOfUceIsDropped) {
 TEST(UceAccompanyStage, AicFaultIsHeldForFiveSecondsThenReleased) {
   UceAccompanyState state;
   DeviceRecord r = Record();
-  AddFault(r, Fault("Ascend910-1", "80CB8009", "RestartRequest", kNow - 2000));
+  AddFault(r, Fault("Ascend910-1", "80CB8009", "RestartRequest", kNow - 2000, kNow - 2000));
   DeviceRecord first = r;
   StageResult s = ApplyUceAccompany(first, state, {}, kNow);
   EXPECT_TRUE(first.faults.empty());
@@ -119,6 +119,15 @@ TEST(UceAccompanyStage, AicFaultIsHeldForFiveSecondsThenReleased) {
   DeviceRecord second = r;
   EXPECT_FALSE(ApplyUceAccompany(second, state, {}, kNow + 3000).changed);
   EXPECT_EQ(second.faults.size(), 1u);
+}
+
+TEST(UceAccompanyStage, AFaultTimeAheadOfClusterdIsHeldFiveSecondsFromReceipt) {
+  UceAccompanyState state;
+  DeviceRecord r = Record();
+  // The node's clock runs an hour ahead; clusterd received the fault 5 s ago.
+  AddFault(r, Fault("Ascend910-1", "80CB8009", "RestartRequest", kNow + 3600000, kNow - 5000));
+  EXPECT_FALSE(ApplyUceAccompany(r, state, {}, kNow).changed);
+  EXPECT_EQ(r.faults.size(), 1u);
 }
 
 TEST(UceAccompanyStage, BusinessUceReportDropsAccompanyingFaults) {
@@ -135,12 +144,12 @@ TEST(RetryStage, HidesUceOnRetryJobForTenSeconds) {
   RetryInput in;
   in.retry_npus = {"Ascend910-1"};
   DeviceRecord r = Record();
-  AddFault(r, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 4000));
+  AddFault(r, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 4000, kNow - 4000));
   StageResult s = ApplyRetry(r, in, kNow, nullptr);
   EXPECT_TRUE(r.faults.empty());
   EXPECT_EQ(s.next_due_ms, kNow + 6001);
   DeviceRecord other = Record();
-  AddFault(other, Fault("Ascend910-2", "80E01801", "RestartBusiness", kNow - 4000));
+  AddFault(other, Fault("Ascend910-2", "80E01801", "RestartBusiness", kNow - 4000, kNow - 4000));
   ApplyRetry(other, in, kNow, nullptr);  // not a retry job's NPU
   EXPECT_EQ(other.faults.size(), 1u);
 }
@@ -150,7 +159,7 @@ TEST(RetryStage, BusinessReportKeepsHidingUntilThirtySecondsOrForeverOnceComplet
   in.retry_npus = {"Ascend910-1"};
   in.reports["Ascend910-1"] = RetryReport{kNow - 25000, 0, std::nullopt};
   DeviceRecord r = Record();
-  AddFault(r, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 30000));
+  AddFault(r, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 30000, kNow - 30000));
   DeviceRecord a = r;
   ApplyRetry(a, in, kNow, nullptr);
   EXPECT_TRUE(a.faults.empty());

@@ -40,8 +40,8 @@ TEST(GraceJobTracker, RestartBusinessThatHealsIsRecoveredWithoutReset) {
   EXPECT_EQ(d.error_code_hex, "80E01801");
   EXPECT_EQ(t.NextDeadlineMs(), kT0 + 30 * kS);  // WaitProcessReadCMTime
 
-  EXPECT_FALSE(t.Advance({View(3, 11, FaultLevel::kRestartBusiness)}, {}, kT0 + 30 * kS)
-                   .write_reset_config);
+  EXPECT_FALSE(
+      t.Advance({View(3, 11, FaultLevel::kRestartBusiness)}, {}, kT0 + 30 * kS).write_reset_config);
   EXPECT_EQ(t.NextDeadlineMs(), kT0 + 45 * kS);  // + WaitFaultSelfHealingTime
   c = t.Advance({View(3, 11, FaultLevel::kNormalNPU)}, {}, kT0 + 40 * kS);
   EXPECT_TRUE(c.write_reset_config);
@@ -105,10 +105,10 @@ TEST(GraceJobTracker, IsolateFaultsFailAfterTheProcessesReadTheConfig) {
 
 TEST(GraceJobTracker, NotHandledAndSubHealthFaultsAreNotListed) {
   GraceJobTracker t(GraceTolerance{}, true);
-  EXPECT_FALSE(t.Advance({View(0, 0, FaultLevel::kNotHandleFault),
-                          View(1, 1, FaultLevel::kSubHealthFault)},
-                         {}, kT0)
-                   .write_reset_config);
+  EXPECT_FALSE(
+      t.Advance({View(0, 0, FaultLevel::kNotHandleFault), View(1, 1, FaultLevel::kSubHealthFault)},
+                {}, kT0)
+          .write_reset_config);
   EXPECT_TRUE(t.RankList().empty());
 }
 

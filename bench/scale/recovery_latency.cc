@@ -1,0 +1,237 @@
+// Scale harness for the Recover service (issue "Recovery controller", bars): a real clusterd on
+// a `dir` store with N jobs (1 pod x 1 NPU each) and N subscribed streams; then, for a sample
+// of jobs, the latency from ReportProcessFault to the first signal on the job's stream, and from
+// a hardware fault written by the node's npu-agent to that signal; and clusterd's memory per
+// idle job. Prints percentiles.
+//
+//   build/bench/recovery_scale --jobs 1000 --samples 200
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "agent/agent_event.h"
+#include "client/channel.h"
+#include "recover.grpc.pb.h"
+#include "sim/clusterd_process.h"
+#include "sim/mini_scheduler.h"
+#include "sim/sim_nodes.h"
+#include "store/object_store.h"
+
+namespace {
+
+using clusterd::sim::JobSpec;
+
+long RssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// One job's subscription: a blocking reader thread that records when each non-keep-alive signal
+// arrives.
+class Subscriber {
+ public:
+  Subscriber(std::shared_ptr<grpc::Channel> channel, std::string job_id)
+      : stub_(::Recover::NewStub(channel)), job_id_(std::move(job_id)) {}
+  ~Subscriber() {
+    ctx_.TryCancel();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool Connect() {
+    ::ClientInfo info;
+    info.set_jobid(job_id_);
+    info.set_role("taskd");
+    for (auto call : {&::Recover::Stub::Init, &::Recover::Stub::Register}) {
+      grpc::ClientContext ctx;
+      ::Status answer;
+      if (!((*stub_).*call)(&ctx, info, &answer).ok() || answer.code() != 0) return false;
+    }
+    reader_ = stub_->SubscribeProcessManageSignal(&ctx_, info);
+    thread_ = std::thread([this] {
+      ::ProcessManageSignal signal;
+      while (reader_->Read(&signal)) {
+        if (signal.signaltype() == "keep-alive") continue;
+        absl::MutexLock lock(&mu_);
+        arrivals_.push_back(absl::Now());
+      }
+    });
+    return true;
+  }
+  // The first signal after `since`, waiting up to `timeout`.
+  std::optional<absl::Time> FirstAfter(absl::Time since, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    std::optional<absl::Time> found;
+    auto ready = [&] {
+      for (absl::Time t : arrivals_) {
+        if (t >= since) {
+          found = t;
+          return true;
+        }
+      }
+      return false;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
+    return found;
+  }
+  ::Recover::Stub& stub() { return *stub_; }
+  const std::string& job_id() const { return job_id_; }
+
+ private:
+  std::unique_ptr<::Recover::Stub> stub_;
+  std::string job_id_;
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReader<::ProcessManageSignal>> reader_;
+  std::thread thread_;
+  absl::Mutex mu_;
+  std::vector<absl::Time> arrivals_;
+};
+
+void PrintPercentiles(const char* what, std::vector<double> ms) {
+  if (ms.empty()) {
+    std::printf("%-44s no samples\n", what);
+    return;
+  }
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
+  std::printf("%-44s n=%zu  p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n", what, ms.size(),
+              at(0.50), at(0.90), at(0.99), ms.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"recovery_scale: Recover-service latency and memory with many jobs"};
+  int jobs = 1000, samples = 200, hardware_samples = 20;
+  std::string clusterd_binary = clusterd::sim::FindSiblingBinary("clusterd");
+  std::string data_dir = CLUSTERD_DATA_DIR;
+  app.add_option("--jobs", jobs, "Jobs (and streams)")->capture_default_str();
+  app.add_option("--samples", samples, "ReportProcessFault samples")->capture_default_str();
+  app.add_option("--hardware-samples", hardware_samples, "Hardware-fault samples")->capture_default_str();
+  app.add_option("--clusterd", clusterd_binary, "clusterd binary");
+  CLI11_PARSE(app, argc, argv);
+  if (clusterd_binary.empty()) clusterd_binary = std::string(CLUSTERD_BIN);
+
+  struct rlimit limit;
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+
+  char tmpl[] = "/tmp/recovery-scale-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  clusterd::sim::ClusterdProcess::Options options;
+  options.binary = clusterd_binary;
+  options.store = "dir:" + dir + "/store";
+  options.work_dir = dir + "/run";
+  options.extra_args = {"--log-level", "warn"};
+  auto proc = clusterd::sim::ClusterdProcess::Start(options);
+  if (!proc.ok()) {
+    std::fprintf(stderr, "%s\n", proc.status().ToString().c_str());
+    return 1;
+  }
+  const pid_t pid = (*proc)->process().pid();
+  auto store = clusterd::store::OpenStore("dir:" + dir + "/store");
+  if (!store.ok()) return 1;
+
+  clusterd::sim::ClusterSpec cluster;
+  cluster.npus_per_node = 8;
+  cluster.nodes = (jobs + 7) / 8;
+  std::vector<JobSpec> specs;
+  for (int i = 0; i < jobs; ++i) {
+    JobSpec j;
+    j.name = absl::StrCat("job-", i);
+    j.pods = 1;
+    j.npus_per_pod = 1;
+    j.strategies = {"recover", "dump", "exit"};
+    specs.push_back(j);
+  }
+  absl::Time t = absl::Now();
+  clusterd::sim::SimNodes nodes(**store, cluster, data_dir);
+  if (!nodes.Start().ok()) return 1;
+  clusterd::sim::MiniScheduler scheduler(**store, clusterd::Clock::Real(), cluster, specs, nullptr);
+  if (!scheduler.Start().ok()) return 1;
+  std::printf("%d nodes, %d jobs written in %.1f s\n", cluster.nodes, jobs,
+              absl::ToDoubleSeconds(absl::Now() - t));
+  absl::SleepFor(absl::Seconds(3));
+  const long rss_before = RssKb(pid);
+
+  // Streams share a few channels, as many jobs' clients would share a node's network.
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < 8; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
+    channels.push_back(grpc::CreateCustomChannel((*proc)->grpc_address(),
+                                                 grpc::InsecureChannelCredentials(), args));
+  }
+  t = absl::Now();
+  std::vector<std::unique_ptr<Subscriber>> subs;
+  for (int i = 0; i < jobs; ++i) {
+    auto s = std::make_unique<Subscriber>(channels[i % channels.size()],
+                                          scheduler.JobUid(specs[i].name));
+    if (!s->Connect()) {
+      std::fprintf(stderr, "job %d: Init/Register failed\n", i);
+      return 1;
+    }
+    subs.push_back(std::move(s));
+  }
+  std::printf("%d jobs registered and subscribed in %.1f s\n", jobs,
+              absl::ToDoubleSeconds(absl::Now() - t));
+  absl::SleepFor(absl::Seconds(3));
+  const long rss_after = RssKb(pid);
+  std::printf("clusterd RSS: %ld KiB before the streams, %ld KiB with %d subscribed jobs: %.1f KiB per idle job\n",
+              rss_before, rss_after, jobs, static_cast<double>(rss_after - rss_before) / jobs);
+
+  std::vector<double> software;
+  for (int i = 0; i < std::min(samples, jobs); ++i) {
+    Subscriber& s = *subs[(i * 7919) % jobs];
+    ::ProcessFaultRequest request;
+    request.set_jobid(s.job_id());
+    ::FaultRank* rank = request.add_faultranks();
+    rank->set_rankid("0");
+    rank->set_faulttype("1");
+    grpc::ClientContext ctx;
+    ::Status answer;
+    const absl::Time start = absl::Now();
+    if (!s.stub().ReportProcessFault(&ctx, request, &answer).ok()) continue;
+    auto first = s.FirstAfter(start, absl::Seconds(30));
+    if (first.has_value()) software.push_back(absl::ToDoubleMilliseconds(*first - start));
+  }
+  std::vector<double> hardware;
+  for (int i = 0; i < std::min(hardware_samples, jobs); ++i) {
+    const int job = (samples + i * 104729) % jobs;
+    Subscriber& s = *subs[job];
+    auto placement = scheduler.Placements(specs[job].name);
+    if (placement.empty()) continue;
+    clusterd::faults::NpuFaultEvent event;
+    event.npu = placement[0].npus[0];
+    event.code = 0x80E3A201;  // SeparateNPU
+    const absl::Time start = absl::Now();
+    nodes.Inject(placement[0].node_index, event);
+    auto first = s.FirstAfter(start, absl::Seconds(30));
+    if (first.has_value()) hardware.push_back(absl::ToDoubleMilliseconds(*first - start));
+  }
+  PrintPercentiles("ReportProcessFault -> first signal", software);
+  PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
+  subs.clear();
+  scheduler.Stop();
+  nodes.Stop();
+  (void)(*proc)->Stop();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return 0;
+}

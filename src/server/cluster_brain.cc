@@ -1,0 +1,50 @@
+#include "server/cluster_brain.h"
+
+#include "common/log.h"
+#include "common/status_util.h"
+
+namespace clusterd::server {
+
+ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
+    : jobs_(store, clock, options.registry),
+      global_rank_tables_(store, jobs_, clock, options.global_rank_tables),
+      data_trace_(store, jobs_),
+      faults_(store, clock, &jobs_, options.faults),
+      recovery_(store, clock, &jobs_, &faults_, options.recovery) {
+  faults_.AddJobFaultSink(&recovery_);
+  // A job signal means its pods, ranks or NPUs may have changed: the fault centre re-reads jobs.
+  jobs_.AddSignalListener([this](const model::JobSummarySignal&) { faults_.JobsChanged(); });
+}
+
+ClusterBrain::~ClusterBrain() { Stop(); }
+
+absl::Status ClusterBrain::Start() {
+  if (started_) return absl::OkStatus();
+  started_ = true;
+  // The feed subscribes to the registry's pod changes before the registry lists.
+  CLUSTERD_RETURN_IF_ERROR(global_rank_tables_.Start());
+  CLUSTERD_RETURN_IF_ERROR(jobs_.Start());
+  workers_.emplace_back([this] { jobs_.RunWorker(); });
+  workers_.emplace_back([this] { global_rank_tables_.RunWorker(); });
+  // The fault centre builds its initial view from the store, then runs its worker and writer.
+  CLUSTERD_RETURN_IF_ERROR(faults_.Start());
+  workers_.emplace_back([this] { faults_.RunWorker(); });
+  workers_.emplace_back([this] { faults_.RunWriter(); });
+  // Recorded recovery cycles resume (RestoreAll), then the executor's workers start.
+  CLUSTERD_RETURN_IF_ERROR(recovery_.Start());
+  LogInfo("cluster-brain", "started", {{"workers", workers_.size()}});
+  return absl::OkStatus();
+}
+
+void ClusterBrain::Stop() {
+  recovery_.Stop();
+  jobs_.Stop();
+  global_rank_tables_.Stop();
+  faults_.Stop();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  workers_.clear();
+}
+
+}  // namespace clusterd::server

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cluster/data_trace.h"
+#include "cluster/fault_centre.h"
+#include "cluster/job_registry.h"
+#include "cluster/rank_table_global_feed.h"
+#include "common/clock.h"
+#include "server/recovery_bridge.h"
+#include "store/object_store.h"
+
+namespace clusterd::server {
+
+// The decision rooms of clusterd and their worker threads, assembled over one store. The gRPC
+// services and the HTTP server take references to its parts; apps/clusterd only creates it,
+// lets the services attach their listeners, then Start()s it.
+class ClusterBrain {
+ public:
+  struct Options {
+    cluster::JobRegistry::Options registry;
+    cluster::GlobalRankTableFeed::Options global_rank_tables;
+    cluster::FaultCentre::Options faults;
+    RecoveryBridge::Options recovery;
+  };
+
+  ClusterBrain(store::ObjectStore& store, Clock& clock, Options options);
+  ClusterBrain(store::ObjectStore& store, Clock& clock) : ClusterBrain(store, clock, Options{}) {}
+  ~ClusterBrain();
+
+  ClusterBrain(const ClusterBrain&) = delete;
+  ClusterBrain& operator=(const ClusterBrain&) = delete;
+
+  // Rebuilds the job registry from the store, starts the watches and one worker thread per
+  // queue. Call after every listener (services) is attached.
+  absl::Status Start();
+  // Stops watches and workers; idempotent.
+  void Stop();
+
+  cluster::JobRegistry& jobs() { return jobs_; }
+  cluster::GlobalRankTableFeed& global_rank_tables() { return global_rank_tables_; }
+  cluster::DataTraceSwitches& data_trace() { return data_trace_; }
+  cluster::FaultCentre& faults() { return faults_; }
+  // The recovery controller (RecoveryExecutor) and its gRPC-side registry.
+  RecoveryBridge& recovery() { return recovery_; }
+
+ private:
+  cluster::JobRegistry jobs_;
+  cluster::GlobalRankTableFeed global_rank_tables_;
+  cluster::DataTraceSwitches data_trace_;
+  cluster::FaultCentre faults_;  // reads jobs_; started after it
+  RecoveryBridge recovery_;      // reads jobs_, receives faults_'s per-job snapshots
+  std::vector<std::thread> workers_;
+  bool started_ = false;
+};
+
+}  // namespace clusterd::server

@@ -1,0 +1,78 @@
+#pragma once
+
+// The operator dashboard on clusterd's HTTP port:
+//   GET /, /dashboard                the page (HTML, CSS and JavaScript embedded in the binary)
+//   GET /api/clusterd/v1/events      the live fault feed, server-sent events (text/event-stream)
+// The page draws a heat map of nodes x NPUs coloured by fault level, the jobs with their
+// recovery state and strategy, a timeline of each job's current recovery cycle and the feed. It
+// reads the JSON endpoints the HTTP server already serves; nothing is fetched from elsewhere.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "store/object_store.h"
+
+namespace httplib {
+class Server;
+}
+namespace clusterd::cluster {
+class FaultCentre;
+}
+
+namespace clusterd::server {
+
+// What changed in the fault view, in order. Driven by watches on the cluster-info ConfigMaps
+// the fault centre publishes (so an event follows every published change, with no polling);
+// each change is diffed against the previous view, one entry per appeared or cleared
+// (node, NPU, code). Keeps the last `capacity` entries.
+class FaultFeed {
+ public:
+  struct Entry {
+    uint64_t seq = 0;
+    absl::Time at;
+    std::string change;  // "occur" or "clear"
+    std::string node, npu, code, level, source;
+    std::vector<std::string> jobs;
+    nlohmann::ordered_json ToJson() const;
+  };
+
+  FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity = 1000);
+  ~FaultFeed();
+  absl::Status Start();
+  void Stop();
+
+  // Re-reads the fault view and appends what changed (the watch calls it; tests may too).
+  void Refresh();
+  // Entries with seq > `after`, waiting up to `wait` for one when there are none yet. Returns
+  // early (empty) once Stop() was called.
+  std::vector<Entry> Since(uint64_t after, absl::Duration wait) const;
+  uint64_t last_seq() const;
+  bool stopped() const;
+
+ private:
+  store::ObjectStore& store_;
+  const cluster::FaultCentre& faults_;
+  const size_t capacity_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> current_ ABSL_GUARDED_BY(mu_);  // key node|npu|code
+  std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<store::WatchHandle> watch_;
+};
+
+// The page's HTML (for tests).
+const char* DashboardHtml();
+
+// Registers the page and the event stream. `feed` may be null (the event stream answers 503).
+void InstallDashboard(httplib::Server& server, FaultFeed* feed);
+
+}  // namespace clusterd::server

@@ -1,0 +1,460 @@
+#include "server/recovery_bridge.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/metrics.h"
+#include "recovery/job_config.h"
+#include "recovery/machine.h"
+#include "recovery/record.h"
+#include "recovery/signal.h"
+#include "recovery/vocabulary.h"
+#include "server/recover_convert.h"
+
+namespace clusterd::server {
+namespace {
+
+constexpr char kComponent[] = "recover-service";
+constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
+constexpr char kTickKey[] = "#tick";
+constexpr absl::Duration kTickPeriod = absl::Seconds(1);
+
+std::string PodGroupKey(const std::string& ns, const std::string& name) {
+  return absl::StrCat(ns, "/", name);
+}
+
+recovery::StringMap StringsOf(const store::Object& object) {
+  recovery::StringMap out;
+  if (!object.is_object()) return out;
+  for (const auto& [k, v] : object.items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+// The controller ownerReference of `object` (uid, name), if any.
+std::optional<std::pair<std::string, std::string>> ControllerOwner(const store::Object& object) {
+  const store::Object* refs = nullptr;
+  if (object.contains("metadata") && object["metadata"].contains("ownerReferences")) {
+    refs = &object["metadata"]["ownerReferences"];
+  }
+  if (refs == nullptr || !refs->is_array()) return std::nullopt;
+  for (const store::Object& r : *refs) {
+    if (!r.is_object() || !r.value("controller", false)) continue;
+    return std::make_pair(r.value("uid", std::string()), r.value("name", std::string()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// recovery::FaultCentrePort onto cluster::FaultCentre (recovery-protocol.md §8.2 step 5, §9.8,
+// §13).
+class RecoveryBridge::FaultPort final : public recovery::FaultCentrePort {
+ public:
+  explicit FaultPort(cluster::FaultCentre* centre) : centre_(centre) {}
+
+  void ReportRetryFaults(const std::string& job_id, const std::vector<recovery::FaultRank>& faults,
+                         absl::Time) override {
+    if (centre_ == nullptr) return;
+    for (const recovery::FaultRank& f : faults)
+      centre_->ReportBusinessRetry(job_id, f.rank, f.type);
+  }
+  void ReportNotRetryable(const std::string& job_id,
+                          const std::vector<int64_t>& pod_ranks) override {
+    // The fault centre has no per-pod "not retryable" input yet: the faults of these pods stay
+    // as published; the controller already makes the pods exit.
+    LogInfo(kComponent, "pods not retryable", {{"job", job_id}, {"pods", pod_ranks.size()}});
+  }
+  void IgnoreStressTestFaults(const std::string& job_id, const std::vector<std::string>& nodes,
+                              bool ignore) override {
+    std::set<std::string> all;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ignore) {
+        nodes_[job_id] = std::set<std::string>(nodes.begin(), nodes.end());
+      } else {
+        nodes_.erase(job_id);
+      }
+      for (const auto& [job, set] : nodes_) all.insert(set.begin(), set.end());
+    }
+    if (centre_ != nullptr) centre_->SetStressTestNodes(std::move(all));
+  }
+
+ private:
+  cluster::FaultCentre* centre_;
+  absl::Mutex mu_;
+  std::map<std::string, std::set<std::string>> nodes_ ABSL_GUARDED_BY(mu_);
+};
+
+RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster::JobRegistry* jobs,
+                               cluster::FaultCentre* faults, Options options)
+    : store_(store),
+      clock_(clock),
+      jobs_(jobs),
+      faults_(faults),
+      options_(options),
+      sink_(clock),
+      fault_port_(std::make_unique<FaultPort>(faults)),
+      executor_(
+          std::make_unique<recovery::RecoveryExecutor>(store, clock, sink_, fault_port_.get())),
+      queue_("recover_bridge", clock) {}
+
+RecoveryBridge::~RecoveryBridge() { Stop(); }
+
+absl::Status RecoveryBridge::Start(bool run_threads) {
+  if (started_) return absl::OkStatus();
+  started_ = true;
+  absl::StatusOr<int> resumed = executor_->RestoreAll();
+  if (!resumed.ok()) {
+    // A store that cannot list ConfigMaps now still serves; recorded cycles resume at Register.
+    LogWarn(kComponent, "recorded recovery cycles not restored", {{"error", resumed.status()}});
+  } else if (*resumed > 0) {
+    LogInfo(kComponent, "recorded recovery cycles resumed", {{"jobs", *resumed}});
+  }
+  LoadRecordedIdentities();
+
+  auto pods = store_.Watch(store::kPods, {}, [this](const store::WatchEvent& e) { OnPodEvent(e); });
+  if (!pods.ok()) return pods.status();
+  watches_.push_back(*std::move(pods));
+  auto groups = store_.Watch(store::kPodGroups, {},
+                             [this](const store::WatchEvent& e) { OnPodGroupEvent(e); });
+  if (!groups.ok()) return groups.status();
+  watches_.push_back(*std::move(groups));
+
+  if (run_threads) {
+    threads_ = true;
+    executor_->Start(options_.workers);
+    queue_.AddAfter(kTickKey, kTickPeriod);
+    worker_ = std::thread([this] { WorkerLoop(); });
+  }
+  return absl::OkStatus();
+}
+
+void RecoveryBridge::Stop() {
+  if (!started_) return;
+  started_ = false;
+  watches_.clear();
+  queue_.ShutDown();
+  if (worker_.joinable()) worker_.join();
+  if (threads_) executor_->Stop();
+  sink_.CloseAll();
+}
+
+void RecoveryBridge::LoadRecordedIdentities() {
+  absl::StatusOr<store::LabelSelector> selector =
+      store::LabelSelector::Parse(absl::StrCat(std::string(recovery::kRecordLabel), "=true"));
+  if (!selector.ok()) return;
+  store::ListOptions options;
+  options.selector = *selector;
+  absl::StatusOr<store::ObjectList> records = store_.List(store::kConfigMaps, options);
+  if (!records.ok()) return;
+  absl::MutexLock lock(&mu_);
+  for (const store::Object& cm : records->items) {
+    absl::StatusOr<recovery::JobRecovery> r = recovery::RecordFromConfigMap(cm);
+    if (!r.ok()) continue;
+    recovery::JobIdentity id;
+    id.job_id = r->job_id;
+    id.ns = store::NamespaceOf(cm);
+    id.pod_group_name =
+        cm.value(store::Object::json_pointer("/metadata/annotations/podGroup"), std::string());
+    id.job_name =
+        cm.value(store::Object::json_pointer("/metadata/annotations/jobName"), std::string());
+    Remember(id);
+  }
+}
+
+void RecoveryBridge::Remember(const recovery::JobIdentity& id) {
+  identities_[id.job_id] = id;
+  jobs_of_pod_group_[PodGroupKey(id.ns, id.pod_group_name)].insert(id.job_id);
+}
+
+std::optional<recovery::JobIdentity> RecoveryBridge::IdentityOf(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = identities_.find(job_id);
+  if (it == identities_.end()) return std::nullopt;
+  return it->second;
+}
+
+// ---- Init / Register (§2.3) ----
+
+absl::StatusOr<std::pair<recovery::JobIdentity, store::Object>> RecoveryBridge::ResolvePodGroup(
+    const std::string& job_id) const {
+  if (job_id.empty()) return absl::InvalidArgumentError("empty jobId");
+  if (jobs_ != nullptr) {
+    if (std::optional<cluster::JobRecord> r = jobs_->FindJob(job_id);
+        r.has_value() && !r->pod_group_name.empty() && !r->ns.empty()) {
+      absl::StatusOr<store::Object> pg =
+          store_.Get({std::string(store::kPodGroups), r->ns, r->pod_group_name});
+      if (pg.ok()) {
+        return std::make_pair(recovery::JobIdentity{job_id, r->ns, r->pod_group_name, r->name},
+                              *std::move(pg));
+      }
+      if (pg.status().code() != absl::StatusCode::kNotFound) return pg.status();
+    }
+  }
+  // Not (yet) in the registry: the PodGroup whose controller owner is the job.
+  absl::StatusOr<store::ObjectList> groups = store_.List(store::kPodGroups, {});
+  if (!groups.ok()) return groups.status();
+  for (store::Object& pg : groups->items) {
+    auto owner = ControllerOwner(pg);
+    if (!owner.has_value() || owner->first != job_id) continue;
+    recovery::JobIdentity id{job_id, store::NamespaceOf(pg), store::NameOf(pg), owner->second};
+    if (id.ns.empty() || id.pod_group_name.empty() || id.job_name.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("PodGroup of job ", job_id, " has an empty namespace, name or owner name"));
+    }
+    return std::make_pair(std::move(id), std::move(pg));
+  }
+  return absl::NotFoundError(absl::StrCat("no PodGroup is owned by job ", job_id));
+}
+
+RecoveryBridge::Answer RecoveryBridge::Init(const std::string& job_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (inited_.contains(job_id)) return {0, recovery::InitSuccessInfo(job_id)};
+  }
+  auto resolved = ResolvePodGroup(job_id);
+  if (!resolved.ok()) {
+    return {
+        recovery::kCodeOperatePodGroupError,
+        absl::StrCat("job(uid=", job_id, ") get podGroup failed: ", resolved.status().message())};
+  }
+  auto& [id, pg] = *resolved;
+  const store::Object& meta = pg["metadata"];
+  recovery::JobConfig config =
+      recovery::BuildJobConfig(StringsOf(meta.value("labels", store::Object::object())),
+                               StringsOf(meta.value("annotations", store::Object::object())));
+  if (!recovery::InitAdmits(config)) {
+    return {recovery::kCodeProcessRecoverEnableOff, recovery::InitRefusalInfo(job_id)};
+  }
+  absl::MutexLock lock(&mu_);
+  inited_.emplace(job_id, InitRecord{id, std::move(config)});
+  Remember(id);
+  return {0, recovery::InitSuccessInfo(job_id)};
+}
+
+RecoveryBridge::Answer RecoveryBridge::Register(const std::string& job_id) {
+  static constexpr char kRegisterSuccess[] = "register success";
+  if (executor_->HasJob(job_id)) return {0, kRegisterSuccess};
+  std::optional<InitRecord> init;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = inited_.find(job_id); it != inited_.end()) init = it->second;
+  }
+  if (!init.has_value()) {
+    return {recovery::kCodeUnInit, absl::StrCat("jobId=", job_id, " not inited")};
+  }
+  const store::ObjectKey key{std::string(store::kPodGroups), init->id.ns, init->id.pod_group_name};
+  if (absl::StatusOr<store::Object> pg = store_.Get(key); !pg.ok()) {
+    if (pg.status().code() == absl::StatusCode::kNotFound) {
+      return {recovery::kCodeJobNotExist,
+              absl::StrCat("jobId=", job_id, " not exist, reuse registry")};
+    }
+    return {recovery::kCodeOperatePodGroupError,
+            absl::StrCat("jobId=", job_id, " register err:", pg.status().message())};
+  }
+  if (executor_->Jobs().size() >= options_.max_jobs) {
+    return {recovery::kCodeOutOfMaxServeJobs,
+            absl::StrCat("out of max serve jobs, reuse registry for jobId=", job_id)};
+  }
+  store::Object patch = {{"metadata",
+                          {{"labels",
+                            {{std::string(recovery::kLabelProcessRecoverEnable),
+                              std::string(recovery::kProcessRecoverOn)}}}}}};
+  absl::Status patched;
+  for (int attempt = 0; attempt < std::max(options_.pod_group_attempts, 1); ++attempt) {
+    patched = store_.Patch(key, patch).status();
+    if (patched.ok() || patched.code() == absl::StatusCode::kNotFound) break;
+  }
+  if (!patched.ok()) {
+    return {recovery::kCodeOperatePodGroupError,
+            absl::StrCat("jobId=", job_id, " register err:", patched.message())};
+  }
+  if (absl::Status added = executor_->AddJob(init->id, init->config); !added.ok()) {
+    return {recovery::kCodeOperatePodGroupError,
+            absl::StrCat("jobId=", job_id, " register err:", added.message())};
+  }
+  LogInfo(kComponent, "job registered for recovery",
+          {{"job", job_id}, {"namespace", init->id.ns}, {"pod_group", init->id.pod_group_name}});
+  RepostFaults(job_id);
+  return {0, kRegisterSuccess};
+}
+
+void RecoveryBridge::RepostFaults(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  if (hw_latest_.contains(job_id)) queue_.Add(absl::StrCat("hw/", job_id));
+}
+
+// ---- inputs ----
+
+void RecoveryBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
+  recovery::HardwareFaultsPublished delivery = HardwareFaultsOf(faults);
+  absl::MutexLock lock(&mu_);
+  hw_latest_[faults.job_id] = std::move(delivery);
+  queue_.Add(absl::StrCat("hw/", faults.job_id));
+}
+
+void RecoveryBridge::OnJobGone(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  hw_latest_.erase(job_id);
+}
+
+void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
+  const store::Object& meta = event.object["metadata"];
+  if (!meta.is_object() || !meta.contains("annotations")) return;
+  const std::string group = meta["annotations"].value(kGroupNameAnnotation, std::string());
+  if (group.empty()) return;
+  const std::string ns = meta.value("namespace", std::string());
+  absl::MutexLock lock(&mu_);
+  if (jobs_of_pod_group_.contains(PodGroupKey(ns, group))) {
+    queue_.Add(absl::StrCat("pg/", PodGroupKey(ns, group)));
+  }
+}
+
+void RecoveryBridge::OnPodGroupEvent(const store::WatchEvent& event) {
+  const std::string key =
+      PodGroupKey(store::NamespaceOf(event.object), store::NameOf(event.object));
+  absl::MutexLock lock(&mu_);
+  if (jobs_of_pod_group_.contains(key)) queue_.Add(absl::StrCat("pg/", key));
+}
+
+void RecoveryBridge::Handle(const std::string& key) {
+  if (key == kTickKey) {
+    Tick();
+    if (!queue_.ShuttingDown()) queue_.AddAfter(kTickKey, kTickPeriod);
+  } else if (absl::StartsWith(key, "hw/")) {
+    HandleFaults(key.substr(3));
+  } else if (absl::StartsWith(key, "pg/")) {
+    const std::string rest = key.substr(3);
+    const size_t slash = rest.find('/');
+    if (slash != std::string::npos) HandlePodGroup(rest.substr(0, slash), rest.substr(slash + 1));
+  }
+}
+
+void RecoveryBridge::HandleFaults(const std::string& job_id) {
+  std::optional<recovery::HardwareFaultsPublished> delivery;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = hw_latest_.find(job_id); it != hw_latest_.end()) delivery = it->second;
+  }
+  // Only registered jobs are considered (§8.1).
+  if (!delivery.has_value() || !executor_->HasJob(job_id)) return;
+  (void)executor_->Post(job_id, *std::move(delivery));
+}
+
+void RecoveryBridge::HandlePodGroup(const std::string& ns, const std::string& name) {
+  std::set<std::string> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_of_pod_group_.find(PodGroupKey(ns, name));
+    if (it == jobs_of_pod_group_.end()) return;
+    jobs = it->second;
+  }
+  absl::StatusOr<store::Object> pg = store_.Get({std::string(store::kPodGroups), ns, name});
+  if (!pg.ok() && pg.status().code() == absl::StatusCode::kNotFound) {
+    // §6.1: deletion resets the controller and forgets the Init record.
+    for (const std::string& job_id : jobs) {
+      if (executor_->HasJob(job_id)) {
+        LogInfo(kComponent, "PodGroup deleted: recovery controller removed", {{"job", job_id}});
+        (void)executor_->Post(job_id, recovery::JobDeleted{});
+      }
+      absl::MutexLock lock(&mu_);
+      inited_.erase(job_id);
+      identities_.erase(job_id);
+      hw_latest_.erase(job_id);
+    }
+    absl::MutexLock lock(&mu_);
+    jobs_of_pod_group_.erase(PodGroupKey(ns, name));
+    return;
+  }
+  for (const std::string& job_id : jobs) {
+    if (!executor_->HasJob(job_id)) continue;
+    if (absl::Status s = executor_->RefreshView(job_id); !s.ok()) {
+      LogWarn(kComponent, "job view not refreshed", {{"job", job_id}, {"error", s}});
+    }
+  }
+}
+
+void RecoveryBridge::Tick() {
+  const absl::Time now = clock_.Now();
+  // Outside the sink's lock: CurrentUuid waits for the job's strand.
+  for (auto& [job_id, channel] : sink_.DueKeepAlives(now)) {
+    channel->Push(SignalToProto(recovery::KeepAliveSignal(job_id, executor_->CurrentUuid(job_id))));
+  }
+  sink_.ExpireOmWaiters(now);
+  // Safety net for the executor's timer wake-ups: a job whose due timer was not woken (its
+  // wake-up was coalesced with an earlier one) fires within a tick. Stale TimerFired events
+  // are ignored by the machine, so a timer that also fired on its own costs nothing.
+  if (threads_) executor_->RunDue();
+}
+
+void RecoveryBridge::WorkerLoop() {
+  while (absl::optional<std::string> key = queue_.Get()) {
+    Handle(*key);
+    queue_.Done(*key);
+  }
+}
+
+size_t RecoveryBridge::ProcessPendingForTest() {
+  queue_.PromoteDue();
+  size_t handled = 0;
+  while (queue_.Len() > 0) {
+    absl::optional<std::string> key = queue_.Get();
+    if (!key.has_value()) break;
+    if (*key != kTickKey) Handle(*key);
+    queue_.Done(*key);
+    ++handled;
+  }
+  return handled + executor_->RunPending();
+}
+
+// ---- queries ----
+
+recovery::JobTopology RecoveryBridge::Topology(const std::string& job_id) const {
+  std::optional<cluster::JobRecord> record;
+  if (jobs_ != nullptr) record = jobs_->FindJob(job_id);
+  return TopologyOf(record, executor_->HasJob(job_id));
+}
+
+nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const {
+  nlohmann::ordered_json body = {{"kind", "RecoveryList"},
+                                 {"items", nlohmann::ordered_json::array()}};
+  for (const std::string& job_id : executor_->Jobs()) {
+    std::optional<recovery::JobRecovery> snap = executor_->Snapshot(job_id);
+    if (!snap.has_value()) continue;
+    recovery::JobIdentity id =
+        IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
+    if (!ns.empty() && id.ns != ns) continue;
+    body["items"].push_back(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0));
+  }
+  return body;
+}
+
+absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::string& job,
+                                                                  const std::string& ns) const {
+  std::string job_id;
+  if (executor_->HasJob(job)) {
+    job_id = job;
+  } else {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, identity] : identities_) {
+      if ((identity.job_name == job || identity.pod_group_name == job) &&
+          (ns.empty() || identity.ns == ns) && executor_->HasJob(id)) {
+        job_id = id;
+        break;
+      }
+    }
+  }
+  std::optional<recovery::JobRecovery> snap =
+      job_id.empty() ? std::nullopt : executor_->Snapshot(job_id);
+  if (!snap.has_value()) {
+    return absl::NotFoundError(absl::StrCat("job \"", job, "\" has no recovery controller"));
+  }
+  recovery::JobIdentity id = IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
+  return RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0);
+}
+
+}  // namespace clusterd::server

@@ -1,0 +1,92 @@
+#pragma once
+
+// A minimal Volcano-like scheduler for the simulated cluster. It creates the jobs' objects,
+// binds every missing pod to healthy NPUs (read from the nodes' device-info ConfigMaps), and
+// acts on what the recovery flow asks of a scheduler (recovery-protocol.md §9.10, §11.2, §11.3):
+//   * a pod that went away (its agent exited) is recreated, on a node without faults if any;
+//   * PodGroup label process-recover-enable=pause: the whole job is rescheduled;
+//   * pod annotation needVolcanoOpe=delete: the pod is deleted (and recreated);
+//   * needOperatorOpe=create on a pod: a hot-switch backup pod is created on a healthy node,
+//     needOperatorOpe=delete on a backup pod: it is deleted.
+// Event-driven: store watches feed one work-queue key; nothing polls.
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/work_queue.h"
+#include "sim/scenario.h"
+#include "sim/sim_objects.h"
+#include "store/object_store.h"
+
+namespace clusterd::sim {
+
+class MiniScheduler {
+ public:
+  using EventLog = std::function<void(const std::string&)>;
+
+  MiniScheduler(store::ObjectStore& store, Clock& clock, ClusterSpec cluster,
+                std::vector<JobSpec> jobs, EventLog log);
+  ~MiniScheduler();
+
+  // Writes the Nodes, AscendJobs, PodGroups and reset-config ConfigMaps, binds the first pods,
+  // then starts the watches and the thread.
+  absl::Status Start();
+  void Stop();
+
+  std::string JobUid(const std::string& job) const;
+  // The pods of `job` as bound now, by rank (backup pods excluded).
+  std::vector<PodPlacement> Placements(const std::string& job) const;
+  // The agent in the job's pod of `rank` exited: the pod terminates (deleted from the store).
+  void PodExited(const std::string& job, int rank);
+  int reschedules() const;
+  int job_reschedules() const;
+
+  // Runs one reconcile on the calling thread (tests).
+  void SyncNow();
+
+ private:
+  struct JobState {
+    JobSpec spec;
+    std::string uid;
+    bool paused = false;
+  };
+  struct Occupancy {
+    std::map<int, std::set<int>> used;       // node -> NPUs bound to pods
+    std::map<int, std::set<int>> unhealthy;  // node -> unhealthy NPUs (device-info)
+  };
+
+  void Loop();
+  void Sync();
+  Occupancy ReadOccupancy(const std::vector<store::Object>& pods);
+  // Picks a node and NPUs for `count` NPUs; 0 when nothing fits. `avoid` is tried last.
+  int PickNode(const Occupancy& occ, int count, int avoid, std::vector<int>* npus) const;
+  bool CreatePod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
+                 std::string* name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Log(const std::string& text);
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  const ClusterSpec cluster_;
+  EventLog log_;
+  WorkQueue queue_;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_;  // the jobs in scenario order: scheduled in this order
+  std::map<std::string, int> last_node_ ABSL_GUARDED_BY(mu_);  // pod name -> node it left
+  int reschedules_ ABSL_GUARDED_BY(mu_) = 0;
+  int job_reschedules_ ABSL_GUARDED_BY(mu_) = 0;
+  int pod_serial_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+  std::thread thread_;
+  bool started_ = false;
+};
+
+}  // namespace clusterd::sim

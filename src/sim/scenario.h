@@ -1,0 +1,98 @@
+#pragma once
+
+// The clustersim scenario file (docs/clustersim.md): the simulated cluster, its training jobs
+// and the faults to inject, as YAML. Parsing validates everything before the simulator starts
+// anything; every error names the file and the line.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace clusterd::faults {
+class FaultCodeCatalog;
+}
+
+namespace clusterd::sim {
+
+struct ClusterSpec {
+  int nodes = 4;
+  int npus_per_node = 8;
+  std::string chip = "Ascend910";  // Ascend910 (A2 layout) or Ascend910A3 (super pods)
+  int nodes_per_super_pod = 0;     // A3: nodes per super pod (0: not a super-pod cluster)
+};
+
+struct JobSpec {
+  int line = 0;
+  std::string name;
+  std::string ns = "default";
+  int pods = 1;           // replicas; each pod takes npus_per_pod NPUs of one node
+  int npus_per_pod = 8;
+  // recover-strategy annotation values, in the order the job prefers them (recovery-protocol.md
+  // §9.1): retry, recover, recover-in-place, dump, exit, elastic-training.
+  std::vector<std::string> strategies = {"retry", "recover", "dump", "exit"};
+  bool process_recover = true;  // PodGroup label process-recover-enable=on
+  bool hot_switch = false;      // PodGroup subHealthyStrategy=hotSwitch
+  int64_t step_ms = 500;        // simulated training step time
+};
+
+// What a fault is expected to lead to; the demo checks it.
+struct FaultSpec {
+  int line = 0;
+  double at_s = 0;
+  // chip | network | switch | node (through the node's npu-agent), public (PubFault gRPC),
+  // software (the job's client reports ReportProcessFault), storm (chip faults on many NPUs at
+  // once: `node` + `npus`, or `job`: every NPU of the job's pods; the job's process-level
+  // recovery then fails, as it does when faults keep arriving, and clusterd falls back).
+  std::string kind;
+  std::string node;         // chip, network, switch, node, public
+  int npu = -1;             // chip, network, public: the physical NPU on `node`, or with
+                            // `job` + `pod`: the index among that pod's NPUs
+  int pod = -1;             // with `job`: the job's pod (rank index) hit, resolved at injection
+  std::vector<int> npus;    // storm
+  std::string code;         // hex fault code (chip/network/switch/node/public)
+  std::string assertion = "occur";  // occur | recover | once
+  std::string job;          // software: the job whose rank failed; storm, chip, network,
+                            // public: the job hit (with `pod`), instead of `node`
+  int rank = -1;            // software
+  int chip_id = -1, port_id = -1;   // switch
+  double clear_after_s = 0;         // > 0: inject the matching recover event later
+  std::string expect;       // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
+  std::string label;        // shown in the report
+};
+
+// Replays the InfiniteHBD fault trace, time-compressed, onto the simulated nodes.
+struct ReplaySpec {
+  int line = 0;
+  std::string trace;        // path to fault_trace.json
+  double days_per_second = 1.0;  // trace time (days) played per wall-clock second
+  int max_events = 20;
+  double start_s = 0;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  ClusterSpec cluster;
+  std::vector<JobSpec> jobs;
+  std::vector<FaultSpec> faults;
+  std::optional<ReplaySpec> replay;
+  double duration_s = 120;  // stop injecting and wait for recovery at most until this time
+};
+
+// Parses and validates a scenario. `catalog` (faultCode.json) checks chip codes; nullptr skips
+// that check. Errors read "FILE:LINE: message".
+absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view file,
+                                       const faults::FaultCodeCatalog* catalog);
+absl::StatusOr<Scenario> LoadScenario(const std::string& path,
+                                      const faults::FaultCodeCatalog* catalog);
+
+// The built-in demo (`clustersim --demo`): 4 nodes x 8 NPUs, 2 jobs, the four headline faults.
+std::string_view DefaultDemoScenario();
+
+// Node names are node-1 .. node-N.
+std::string SimNodeName(int index);
+
+}  // namespace clusterd::sim

@@ -1,0 +1,525 @@
+#include "sim/scenario_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "agent/event_json.h"
+#include "client/channel.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "pubfault.grpc.pb.h"
+#include "sim/clusterd_process.h"
+#include "sim/mini_scheduler.h"
+#include "sim/sim_nodes.h"
+#include "sim/sim_training_job.h"
+#include "store/object_store.h"
+
+namespace clusterd::sim {
+namespace {
+
+// What happened to one injected fault.
+struct FaultRun {
+  const FaultSpec* spec = nullptr;
+  std::string job;     // the job it hit ("" when none)
+  std::string where;   // node/NPU or job/rank
+  std::vector<std::pair<int, int>> npus;  // (node, npu) injected
+  std::optional<absl::Time> injected, detected, notified, decided, resumed;
+  std::string strategy;
+  std::string error;
+  int job_reschedules_before = 0;
+  bool job_rescheduled = false;
+  bool cleared = false;
+};
+
+std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
+  if (!t.has_value()) return "-";
+  return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(*t - base));
+}
+
+std::string Delta(const std::optional<absl::Time>& from, const std::optional<absl::Time>& to) {
+  if (!from.has_value() || !to.has_value()) return "-";
+  return absl::StrFormat("%.2fs", absl::ToDoubleSeconds(*to - *from));
+}
+
+class Runner {
+ public:
+  Runner(const Scenario& scenario, const RunOptions& options)
+      : scenario_(scenario), options_(options) {}
+
+  absl::Status Run();
+
+ private:
+  void Event(const std::string& text) {
+    absl::MutexLock lock(&print_mu_);
+    if (options_.verbose) {
+      ClearLine();
+      std::printf("  %6.1fs  %s\n", Elapsed(), text.c_str());
+      std::fflush(stdout);
+    }
+    last_event_ = text;
+  }
+  double Elapsed() const { return absl::ToDoubleSeconds(absl::Now() - t0_); }
+  void ClearLine() {
+    if (options_.live && line_drawn_) {
+      std::printf("\r\033[K");
+      line_drawn_ = false;
+    }
+  }
+  absl::Status StartAll();
+  void StopAll();
+  bool WaitJobsKnown(absl::Duration timeout);
+  void Inject(FaultRun& run);
+  void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
+  absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);
+  void Observe(FaultRun& run);
+  bool Detected(const FaultRun& run);
+  bool AllTraining() const;
+  void Progress();
+  void PrintReport();
+  std::string JobAt(int node, int npu) const;
+
+  const Scenario& scenario_;
+  const RunOptions& options_;
+  absl::Time t0_ = absl::Now();
+
+  std::unique_ptr<ClusterdProcess> clusterd_;
+  std::unique_ptr<store::ObjectStore> store_;
+  std::unique_ptr<SimNodes> nodes_;
+  std::unique_ptr<MiniScheduler> scheduler_;
+  std::map<std::string, std::unique_ptr<SimTrainingJob>> jobs_;
+  std::vector<FaultRun> runs_;
+
+  absl::Mutex print_mu_;
+  bool line_drawn_ = false;
+  std::string last_event_;
+};
+
+absl::Status Runner::StartAll() {
+  std::filesystem::create_directories(options_.state_dir);
+  const std::string store_dir = options_.state_dir + "/store";
+  // Every run starts from an empty cluster: the store and logs of a previous run go.
+  std::error_code ec;
+  std::filesystem::remove_all(store_dir, ec);
+  std::filesystem::remove_all(options_.state_dir + "/run", ec);
+  ClusterdProcess::Options copts;
+  copts.binary = options_.clusterd_binary;
+  copts.store = "dir:" + store_dir;
+  copts.work_dir = options_.state_dir + "/run";
+  auto proc = ClusterdProcess::Start(copts);
+  if (!proc.ok()) return proc.status();
+  clusterd_ = std::move(*proc);
+  std::printf("clusterd serving gRPC on %s, HTTP on http://%s (dashboard), store %s\n",
+              clusterd_->grpc_address().c_str(), clusterd_->http_address().c_str(),
+              store_dir.c_str());
+  auto store = store::OpenStore("dir:" + store_dir);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+
+  nodes_ = std::make_unique<SimNodes>(*store_, scenario_.cluster, options_.data_dir);
+  if (absl::Status s = nodes_->Start(); !s.ok()) return s;
+  std::printf("%d nodes x %d NPUs (%s) reporting through their npu-agents\n",
+              scenario_.cluster.nodes, scenario_.cluster.npus_per_node,
+              scenario_.cluster.chip.c_str());
+  scheduler_ = std::make_unique<MiniScheduler>(*store_, Clock::Real(), scenario_.cluster,
+                                               scenario_.jobs,
+                                               [this](const std::string& e) { Event(e); });
+  if (absl::Status s = scheduler_->Start(); !s.ok()) return s;
+  if (!WaitJobsKnown(absl::Seconds(30))) {
+    return absl::DeadlineExceededError("clusterd did not see every job running within 30 s");
+  }
+  for (const JobSpec& spec : scenario_.jobs) {
+    auto job = std::make_unique<SimTrainingJob>(spec, scheduler_->JobUid(spec.name),
+                                                clusterd_->grpc_address(), *store_, *scheduler_,
+                                                [this](const std::string& e) { Event(e); });
+    if (absl::Status s = job->Start(); !s.ok()) return s;
+    std::string pods;
+    for (const PodPlacement& p : scheduler_->Placements(spec.name)) {
+      absl::StrAppend(&pods, pods.empty() ? "" : ", ", SimNodeName(p.node_index), "[",
+                      absl::StrJoin(p.npus, ","), "]");
+    }
+    std::printf("job %-8s %d pods x %d NPUs on %s, strategies %s\n", spec.name.c_str(), spec.pods,
+                spec.npus_per_pod, pods.c_str(), absl::StrJoin(spec.strategies, ",").c_str());
+    jobs_[spec.name] = std::move(job);
+  }
+  return absl::OkStatus();
+}
+
+void Runner::StopAll() {
+  for (auto& [name, job] : jobs_) job->Stop();
+  if (scheduler_) scheduler_->Stop();
+  if (nodes_) nodes_->Stop();
+  if (clusterd_) (void)clusterd_->Stop();
+}
+
+bool Runner::WaitJobsKnown(absl::Duration timeout) {
+  httplib::Client http("http://" + clusterd_->http_address());
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    auto res = http.Get("/api/clusterd/v1/jobs");
+    if (res && res->status == 200) {
+      auto body = nlohmann::json::parse(res->body, nullptr, false);
+      size_t running = 0;
+      if (body.is_object() && body.contains("items")) {
+        for (const auto& item : body["items"]) {
+          if (item.value("status", "") == "running") ++running;
+        }
+      }
+      if (running >= scenario_.jobs.size()) return true;
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  return false;
+}
+
+std::string Runner::JobAt(int node, int npu) const {
+  for (const JobSpec& spec : scenario_.jobs) {
+    for (const PodPlacement& p : scheduler_->Placements(spec.name)) {
+      if (p.node_index != node) continue;
+      if (npu < 0 || std::find(p.npus.begin(), p.npus.end(), npu) != p.npus.end()) {
+        return spec.name;
+      }
+    }
+  }
+  return "";
+}
+
+void Runner::InjectAgentEvent(int node, int npu, const FaultSpec& f,
+                              const std::string& assertion) {
+  agent::EventFields fields;
+  fields.kind = f.kind == "storm" ? "chip" : f.kind;
+  fields.npu = npu;
+  fields.code = f.code;
+  fields.assertion = assertion;
+  fields.chip_id = f.chip_id;
+  fields.port_id = f.port_id;
+  auto event = agent::MakeEvent(fields, scenario_.cluster.npus_per_node);
+  if (!event.ok()) {
+    Event(absl::StrCat("cannot inject: ", event.status().ToString()));
+    return;
+  }
+  nodes_->Inject(node, *std::move(event));
+}
+
+absl::Status Runner::SendPublicFault(const FaultRun& run, const std::string& assertion) {
+  const FaultSpec& f = *run.spec;
+  if (run.npus.empty()) return absl::InvalidArgumentError("no NPU to report");
+  auto stub = ::PubFault::NewStub(client::MakeChannel(clusterd_->grpc_address()));
+  ::PublicFaultRequest request;
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  request.set_id(absl::StrCat("clustersim-", now_ms));
+  request.set_timestamp(now_ms);
+  request.set_version("1.0");
+  request.set_resource("CCAE");
+  ::Fault* fault = request.add_faults();
+  fault->set_faultid(absl::StrCat("sim-", f.line));
+  fault->set_faulttype("NPU");
+  fault->set_faultcode(f.code);
+  fault->set_faulttime(now_ms);
+  fault->set_assertion(assertion);
+  ::PubFaultInfo* influence = fault->add_influence();
+  influence->set_nodename(SimNodeName(run.npus.front().first));
+  for (auto [node, npu] : run.npus) influence->add_deviceids(npu);
+  fault->set_description("injected by clustersim");
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ::RespStatus response;
+  grpc::Status st = stub->SendPublicFault(&ctx, request, &response);
+  if (!st.ok()) return absl::UnavailableError(st.error_message());
+  if (response.code() != 200) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SendPublicFault answered ", response.code(), ": ", response.info()));
+  }
+  return absl::OkStatus();
+}
+
+void Runner::Inject(FaultRun& run) {
+  const FaultSpec& f = *run.spec;
+  run.injected = absl::Now();
+  int node = 0;
+  if (f.node.rfind("node-", 0) == 0) {
+    absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
+  }
+  if (f.kind == "software") {
+    run.job = f.job;
+    run.where = absl::StrCat(f.job, " rank ", f.rank);
+    run.job_reschedules_before = scheduler_->job_reschedules();
+    absl::Status s = jobs_[f.job]->ReportProcessFault({f.rank}, 1);
+    if (!s.ok()) run.error = std::string(s.message());
+    run.detected = run.injected;  // the report itself is the detection
+    return;
+  }
+  if (f.kind == "storm") {
+    if (!f.job.empty()) {
+      for (const PodPlacement& p : scheduler_->Placements(f.job)) {
+        for (int npu : p.npus) run.npus.push_back({p.node_index, npu});
+      }
+      run.job = f.job;
+    } else {
+      for (int npu : f.npus) run.npus.push_back({node, npu});
+      run.job = JobAt(node, f.npus.front());
+    }
+    run.where = absl::StrCat(run.npus.size(), " NPUs");
+    if (!run.job.empty()) jobs_[run.job]->FailProcessRecovery();
+  } else if (f.kind == "node" || f.kind == "switch") {
+    run.npus.push_back({node, -1});
+    run.job = JobAt(node, -1);
+    run.where = f.node;
+  } else if (!f.job.empty()) {
+    // The pod's NPU number `npu`, wherever the pod runs now.
+    for (const PodPlacement& p : scheduler_->Placements(f.job)) {
+      if (p.rank != f.pod || f.npu >= static_cast<int>(p.npus.size())) continue;
+      node = p.node_index;
+      run.npus.push_back({node, p.npus[f.npu]});
+      run.where = absl::StrCat(SimNodeName(node), "/npu", p.npus[f.npu]);
+    }
+    run.job = f.job;
+    if (run.npus.empty()) {
+      run.error = absl::StrCat("pod ", f.pod, " of job ", f.job, " is not bound");
+      return;
+    }
+  } else {
+    run.npus.push_back({node, f.npu});
+    run.job = JobAt(node, f.npu);
+    run.where = absl::StrCat(f.node, "/npu", f.npu);
+  }
+  run.job_reschedules_before = scheduler_->job_reschedules();
+  if (f.kind == "public") {
+    absl::Status s = SendPublicFault(run, f.assertion);
+    if (!s.ok()) run.error = std::string(s.message());
+  } else {
+    for (auto [n, npu] : run.npus) InjectAgentEvent(n, npu, f, f.assertion);
+  }
+  // A UCE memory error is also caught by the training framework on that NPU, which reports its
+  // rank with faultType 0 (recovery-protocol.md §15, the online-recovery variant).
+  if (f.kind == "chip" && absl::AsciiStrToUpper(f.code) == "80E01801" && !run.job.empty() &&
+      f.assertion == "occur") {
+    std::vector<int> ranks;
+    for (const PodPlacement& p : scheduler_->Placements(run.job)) {
+      for (size_t i = 0; i < p.npus.size(); ++i) {
+        for (auto [n, npu] : run.npus) {
+          if (n == p.node_index && npu == p.npus[i]) {
+            ranks.push_back(p.rank * jobs_[run.job]->spec().npus_per_pod + static_cast<int>(i));
+          }
+        }
+      }
+    }
+    if (!ranks.empty()) {
+      absl::Status s = jobs_[run.job]->ReportProcessFault(ranks, 0);
+      if (!s.ok()) run.error = std::string(s.message());
+    }
+  }
+  Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " (", f.code, ") at ",
+                     run.where, run.job.empty() ? "" : ", job " + run.job));
+}
+
+bool Runner::Detected(const FaultRun& run) {
+  if (run.npus.empty()) return false;
+  httplib::Client http("http://" + clusterd_->http_address());
+  const int node = run.npus.front().first;
+  auto res = http.Get(absl::StrCat("/api/clusterd/v1/faults?node=", SimNodeName(node)));
+  if (!res || res->status != 200) return false;
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (!body.is_object() || !body.contains("items")) return false;
+  const std::string code = absl::AsciiStrToLower(run.spec->code);
+  for (const auto& item : body["items"]) {
+    std::string seen = absl::AsciiStrToLower(item.value("code", ""));
+    if (seen.find(code) != std::string::npos || code.find(seen) != std::string::npos) {
+      if (!seen.empty()) return true;
+    }
+  }
+  return false;
+}
+
+void Runner::Observe(FaultRun& run) {
+  if (!run.injected.has_value() || run.resumed.has_value()) return;
+  if (!run.detected.has_value() && Detected(run)) {
+    run.detected = absl::Now();
+    Event(absl::StrCat("clusterd sees ", run.spec->code, " at ", run.where));
+  }
+  if (run.job.empty()) return;
+  SimTrainingJob& job = *jobs_[run.job];
+  // Every decision of the cycle, in order: the strategy and what it fell back to.
+  std::vector<std::string> chain;
+  for (const SimTrainingJob::SignalRecord& s : job.signals()) {
+    if (s.at < *run.injected) continue;
+    if (!run.notified.has_value()) run.notified = s.at;
+    const bool decision = !s.strategy.empty() || s.type == "killMaster" || s.type == "saveAndExit";
+    if (!decision) continue;
+    if (!run.decided.has_value()) run.decided = s.at;
+    const std::string what = !s.strategy.empty() ? s.strategy : s.type;
+    if (chain.empty() || chain.back() != what) chain.push_back(what);
+  }
+  if (scheduler_->job_reschedules() > run.job_reschedules_before) {
+    if (!run.job_rescheduled) Event(absl::StrCat("job ", run.job, " rescheduled as a whole"));
+    run.job_rescheduled = true;
+    chain.push_back("job-reschedule");
+    if (!run.decided.has_value()) run.decided = absl::Now();
+  }
+  if (!chain.empty()) run.strategy = absl::StrJoin(chain, ">");
+  // A fault the job's client was told about was detected, even if the fault view shows it
+  // later (or not at all, like a UCE fault the job retries).
+  if (run.notified.has_value() && (!run.detected.has_value() || *run.notified < *run.detected)) {
+    run.detected = run.notified;
+  }
+  if (run.notified.has_value()) {
+    run.resumed = job.ResumedAfter(run.decided.value_or(*run.notified));
+    if (run.resumed.has_value()) {
+      Event(absl::StrCat("job ", run.job, " trains again after ", run.spec->label, " (",
+                         run.strategy, ")"));
+      if (run.spec->kind == "storm") job.RestoreBehaviour();
+    }
+  }
+}
+
+bool Runner::AllTraining() const {
+  for (const auto& [name, job] : jobs_) {
+    if (!job->training()) return false;
+  }
+  return true;
+}
+
+void Runner::Progress() {
+  std::string line = absl::StrFormat("[%5.1fs]", Elapsed());
+  for (const auto& [name, job] : jobs_) {
+    absl::StrAppend(&line, " ", name, ": step ", job->step(), " ",
+                    job->training() ? "training" : job->phase());
+  }
+  int handled = 0, injected = 0;
+  for (const FaultRun& r : runs_) {
+    if (r.injected.has_value()) ++injected;
+    if (r.resumed.has_value() || (r.injected.has_value() && r.job.empty() && r.detected)) {
+      ++handled;
+    }
+  }
+  absl::StrAppend(&line, " | faults ", handled, "/", injected, " handled");
+  absl::MutexLock lock(&print_mu_);
+  if (options_.live) {
+    std::printf("\r\033[K%s", line.c_str());
+    line_drawn_ = true;
+  } else {
+    std::printf("%s\n", line.c_str());
+  }
+  std::fflush(stdout);
+}
+
+void Runner::PrintReport() {
+  ClearLine();
+  const char* kRow = "%-24s %-12s %-6s %8s %8s %8s %8s %8s %8s  %s\n";
+  std::printf("\n");
+  std::printf(kRow, "FAULT", "WHERE", "JOB", "INJECTED", "DETECTED", "NOTIFIED", "DECIDED",
+              "RESUMED", "TOTAL", "STRATEGY");
+  int unexpected = 0;
+  for (const FaultRun& r : runs_) {
+    const std::string label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
+    std::string strategy = r.strategy.empty() ? "-" : r.strategy;
+    if (!r.spec->expect.empty() && r.strategy.find(r.spec->expect) == std::string::npos) {
+      absl::StrAppend(&strategy, " (expected ", r.spec->expect, ")");
+      ++unexpected;
+    }
+    std::printf(kRow, label.substr(0, 24).c_str(), r.where.substr(0, 12).c_str(),
+                r.job.empty() ? "-" : r.job.c_str(), Millis(r.injected, t0_).c_str(),
+                Delta(r.injected, r.detected).c_str(), Delta(r.injected, r.notified).c_str(),
+                Delta(r.injected, r.decided).c_str(), Delta(r.decided, r.resumed).c_str(),
+                Delta(r.injected, r.resumed).c_str(), strategy.c_str());
+    if (!r.error.empty()) std::printf("    error: %s\n", r.error.c_str());
+  }
+  std::printf("\nINJECTED: time into the run. DETECTED (in clusterd's fault view, or the first "
+              "signal if earlier), NOTIFIED (first signal on the job's stream, which its TaskD "
+              "manager relays to every rank) and DECIDED (first strategy signal) from injection; "
+              "RESUMED: from the decision to training again; TOTAL: injection to training again. "
+              "STRATEGY: the decisions in order, fallbacks included.\n");
+  if (unexpected > 0) std::printf("%d fault(s) took another path than expected\n", unexpected);
+  std::printf("pods rescheduled: %d, jobs rescheduled: %d\n", scheduler_->reschedules(),
+              scheduler_->job_reschedules());
+  for (const auto& [name, job] : jobs_) {
+    std::printf("job %-8s step %-6lld %s, recovered %d time(s)\n", name.c_str(),
+                static_cast<long long>(job->step()), job->training() ? "training" : job->phase().c_str(),
+                job->resumed_count());
+  }
+}
+
+absl::Status Runner::Run() {
+  t0_ = absl::Now();
+  absl::Status started = StartAll();
+  if (!started.ok()) {
+    StopAll();
+    return started;
+  }
+  for (const FaultSpec& f : scenario_.faults) {
+    FaultRun run;
+    run.spec = &f;
+    runs_.push_back(run);
+  }
+  std::sort(runs_.begin(), runs_.end(), [](const FaultRun& a, const FaultRun& b) {
+    return a.spec->at_s < b.spec->at_s;
+  });
+  const absl::Time timeline = absl::Now();
+  std::printf("timeline starts; %zu faults scheduled over %.0f s\n", runs_.size(),
+              scenario_.duration_s);
+  const absl::Time end = timeline + absl::Seconds(scenario_.duration_s);
+  absl::Time next_progress = absl::Now();
+  while (absl::Now() < end) {
+    const double t = absl::ToDoubleSeconds(absl::Now() - timeline);
+    bool all_injected = true;
+    for (FaultRun& r : runs_) {
+      if (!r.injected.has_value()) {
+        all_injected = false;
+        if (t >= r.spec->at_s) Inject(r);
+      } else if (r.spec->clear_after_s > 0 && !r.cleared &&
+                 absl::Now() - *r.injected >= absl::Seconds(r.spec->clear_after_s)) {
+        r.cleared = true;
+        if (r.spec->kind == "public") {
+          (void)SendPublicFault(r, "recover");
+        } else {
+          for (auto [n, npu] : r.npus) InjectAgentEvent(n, npu, *r.spec, "recover");
+        }
+      }
+      Observe(r);
+    }
+    if (absl::Now() >= next_progress) {
+      Progress();
+      next_progress = absl::Now() + (options_.live ? absl::Milliseconds(250) : absl::Seconds(5));
+    }
+    bool settled = all_injected && AllTraining();
+    for (const FaultRun& r : runs_) {
+      if (!r.job.empty() && !r.resumed.has_value()) settled = false;
+    }
+    if (settled) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  Progress();
+  PrintReport();
+  std::vector<std::string> stuck;
+  for (const auto& [name, job] : jobs_) {
+    if (!job->training()) stuck.push_back(name);
+  }
+  std::printf("clusterd log: %s\n", clusterd_->log_path().c_str());
+  StopAll();
+  if (!stuck.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("not training at the end: ", absl::StrJoin(stuck, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunScenario(const Scenario& scenario, const RunOptions& options) {
+  Runner runner(scenario, options);
+  return runner.Run();
+}
+
+}  // namespace clusterd::sim

@@ -1,0 +1,163 @@
+// The dashboard end to end: a real clusterd on a `dir` store, a simulated node (npu-agent logic)
+// and a job with a recovery client; the page is loaded in headless Chromium, a public fault is
+// injected with clusterctl, and the heat-map cell of the NPU and the job's recovery state must
+// change on the page. Screenshots go to the test output folder.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/recover_client.h"
+#include "client/training_agent_driver.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "sim/clusterd_process.h"
+#include "sim/mini_scheduler.h"
+#include "sim/sim_nodes.h"
+#include "test_env.h"
+
+namespace clusterd {
+namespace {
+
+std::string Chromium() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (access(path, X_OK) == 0) return path;
+  }
+  return "";
+}
+
+std::string OutputDir() {
+  std::string dir = std::string(CLUSTERD_TEST_OUTPUT_DIR) + "/dashboard";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The page's DOM after its scripts ran (and fetched the JSON endpoints).
+std::string LoadPage(const std::string& chromium, const std::string& url,
+                     const std::string& screenshot) {
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --virtual-time-budget=4000 "
+      "--window-size=1280,900";
+  testing::CommandResult dom =
+      testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags, " --dump-dom ", url,
+                                       " 2>/dev/null"));
+  testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags, " --screenshot=", screenshot,
+                                   " ", url, " >/dev/null 2>&1"));
+  return dom.output;
+}
+
+// The value of `attribute` on the element with id `id`, "" when absent.
+std::string Attribute(const std::string& dom, const std::string& id, const std::string& attribute) {
+  const std::regex re("id=\"" + id + "\"[^>]*" + attribute + "=\"([^\"]*)\"");
+  std::smatch m;
+  return std::regex_search(dom, m, re) ? m[1].str() : "";
+}
+std::string JobState(const std::string& dom, const std::string& job) {
+  const std::regex re("id=\"job-" + job + "\".*?data-state=\"([^\"]*)\"");
+  std::smatch m;
+  return std::regex_search(dom, m, re) ? m[1].str() : "";
+}
+
+TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
+  const std::string chromium = Chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  testing::TempDir dir;
+  const std::string state = dir.path() + "/state";
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.store = "dir:" + state;
+  options.work_dir = dir.path() + "/run";
+  auto proc = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  auto store = store::OpenStore("dir:" + state);
+  ASSERT_TRUE(store.ok()) << store.status();
+
+  sim::ClusterSpec cluster;
+  cluster.nodes = 2;
+  cluster.npus_per_node = 8;
+  sim::SimNodes nodes(**store, cluster, CLUSTERD_DATA_DIR);
+  ASSERT_TRUE(nodes.Start().ok());
+  sim::JobSpec job;
+  job.name = "web";
+  job.pods = 1;
+  job.npus_per_pod = 8;
+  sim::MiniScheduler scheduler(**store, Clock::Real(), cluster, {job}, nullptr);
+  ASSERT_TRUE(scheduler.Start().ok());
+  const auto placement = scheduler.Placements("web");
+  ASSERT_EQ(placement.size(), 1u);
+  const std::string node = sim::SimNodeName(placement[0].node_index);
+
+  // The job's client: registered and subscribed, but it never reports its processes stopped, so
+  // the recovery controller stays in the cycle the fault starts.
+  client::AgentBehaviour behaviour;
+  behaviour.never_answer = {"stopTrain", "preExitProcess"};
+  behaviour.report_fault_on_pre_exit = false;
+  client::TrainingAgentDriver driver(scheduler.JobUid("web"), behaviour);
+  client::RecoverClient::Options copts;
+  copts.address = (*proc)->grpc_address();
+  copts.job_id = scheduler.JobUid("web");
+  client::RecoverClient rc(copts, &driver);
+  driver.Attach(&rc);
+  rc.Start();
+  ASSERT_TRUE(rc.WaitSubscribed(absl::Seconds(30))) << rc.stats().last_error;
+
+  const std::string url = absl::StrCat("http://", (*proc)->http_address(), "/dashboard");
+  const std::string cell = absl::StrCat("cell-", node, "-3");
+  std::string before;
+  std::string state_before;
+  for (int i = 0; i < 20 && (before.empty() || state_before.empty()); ++i) {
+    const std::string dom = LoadPage(chromium, url, OutputDir() + "/before.png");
+    before = Attribute(dom, cell, "data-level");
+    state_before = JobState(dom, "web");
+    if (before.empty() || state_before.empty()) absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_EQ(before, "healthy");
+  ASSERT_FALSE(state_before.empty());
+
+  testing::CommandResult inject = testing::RunCommand(absl::StrCat(
+      CLUSTERCTL_BIN, " --addr ", (*proc)->grpc_address(), " --http ", (*proc)->http_address(),
+      " inject fault --node ", node, " --npu 3 --code 220001001"));
+  ASSERT_EQ(inject.exit_code, 0) << inject.output;
+
+  std::string after, state_after;
+  const absl::Time deadline = absl::Now() + absl::Seconds(40);
+  while (absl::Now() < deadline) {
+    const std::string dom = LoadPage(chromium, url, OutputDir() + "/after.png");
+    after = Attribute(dom, cell, "data-level");
+    state_after = JobState(dom, "web");
+    if (after == "SeparateNPU" && state_after != state_before && !state_after.empty()) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_EQ(after, "SeparateNPU");
+  EXPECT_NE(state_after, state_before) << "the job's recovery state did not change";
+  EXPECT_TRUE(std::filesystem::exists(OutputDir() + "/after.png"));
+
+  // The live feed carries the fault as a server-sent event.
+  httplib::Client http("http://" + (*proc)->http_address());
+  http.set_read_timeout(std::chrono::seconds(5));
+  std::string events;
+  httplib::Headers headers = {{"Last-Event-ID", "0"}};
+  http.Get("/api/clusterd/v1/events", headers, [&](const char* data, size_t n) {
+    events.append(data, n);
+    return events.find("220001001") == std::string::npos;
+  });
+  EXPECT_TRUE(absl::StrContains(events, "event: fault")) << events;
+  EXPECT_TRUE(absl::StrContains(events, "220001001")) << events;
+
+  rc.Stop();
+  scheduler.Stop();
+  nodes.Stop();
+  if (HasFailure()) {
+    std::ifstream log((*proc)->log_path());
+    std::cerr << "---- clusterd log ----\n" << log.rdbuf() << "----\n";
+  }
+}
+
+}  // namespace
+}  // namespace clusterd

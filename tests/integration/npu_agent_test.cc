@@ -1,0 +1,272 @@
+// npu-agent as a user runs it: a real process on a dir store, fault sources, the device-info
+// ConfigMap text, operator edits and policy overrides taking effect without a restart.
+// Built only when the npu-agent target exists (tests/integration/CMakeLists.txt defines
+// NPU_AGENT_BIN then).
+#ifdef NPU_AGENT_BIN
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "client/channel.h"
+#include "common/check_code.h"
+#include "common/subprocess.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "npu_agent.grpc.pb.h"
+#include "store/object_store.h"
+#include "test_env.h"
+
+namespace clusterd {
+namespace {
+
+using nlohmann::ordered_json;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// A running npu-agent on `dir`/state, stopped (SIGTERM) at the end of the test.
+class AgentProcess {
+ public:
+  AgentProcess(const TempDir& dir, std::vector<std::string> extra_args) : dir_(dir) {
+    std::vector<std::string> argv = {NPU_AGENT_BIN,
+                                     "--node",
+                                     "node-1",
+                                     "--store",
+                                     "dir:" + dir.path() + "/state",
+                                     "--npus",
+                                     "8",
+                                     "--listen-info-file",
+                                     dir.path() + "/info.json"};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    auto proc = Subprocess::Start({argv, dir.path() + "/agent.out", dir.path() + "/agent.err"});
+    EXPECT_TRUE(proc.ok()) << proc.status();
+    if (proc.ok()) proc_.emplace(*std::move(proc));
+  }
+  ~AgentProcess() { Stop(); }
+
+  int Stop() {
+    if (!proc_.has_value()) return -1;
+    proc_->Signal(SIGTERM);
+    auto rc = proc_->Wait(absl::Seconds(10));
+    proc_.reset();
+    return rc.ok() ? *rc : -1;
+  }
+  std::string Log() const { return ReadFile(dir_.path() + "/agent.err"); }
+  // The listen-info file, once the agent is running.
+  ordered_json Info() const {
+    for (int i = 0; i < 200; ++i) {
+      const std::string text = ReadFile(dir_.path() + "/info.json");
+      if (!text.empty()) return ordered_json::parse(text);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return nullptr;
+  }
+
+ private:
+  const TempDir& dir_;
+  std::optional<Subprocess> proc_;
+};
+
+// Waits (real time: this is a real process) until the device-info CM satisfies `pred`.
+ordered_json WaitForDeviceInfo(const TempDir& dir,
+                               const std::function<bool(const ordered_json&)>& pred,
+                               absl::Duration timeout = absl::Seconds(15)) {
+  const std::string path =
+      dir.path() + "/state/configmaps/kube-system/mindx-dl-deviceinfo-node-1.json";
+  const absl::Time deadline = absl::Now() + timeout;
+  ordered_json last;
+  while (absl::Now() < deadline) {
+    const std::string text = ReadFile(path);
+    if (!text.empty()) {
+      ordered_json cm = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!cm.is_discarded()) {
+        last = cm;
+        if (pred(cm["data"])) return cm["data"];
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "device-info ConfigMap never matched; last: " << last.dump();
+  return last.is_null() ? ordered_json() : last["data"];
+}
+
+// The DeviceInfoCfg text with its times and CheckCode masked, after checking that CheckCode is
+// the SHA-256 of the DeviceInfo part (computed here, not by the model code).
+std::string MaskedDeviceInfoCfg(const std::string& text) {
+  const std::string prefix = R"({"DeviceInfo":)";
+  const size_t end = text.find(R"(,"SuperPodID":)");
+  EXPECT_EQ(text.rfind(prefix, 0), 0u);
+  EXPECT_NE(end, std::string::npos);
+  const std::string device_info = text.substr(prefix.size(), end - prefix.size());
+  const std::string check = R"("CheckCode":")";
+  const size_t at = text.find(check);
+  EXPECT_NE(at, std::string::npos);
+  EXPECT_EQ(text.substr(at + check.size(), 64), Sha256Hex(device_info));
+  std::string masked = std::regex_replace(text, std::regex(R"((\\"fault_time\\":)\d+)"), "$1T");
+  masked = std::regex_replace(masked, std::regex(R"(("UpdateTime":)\d+)"), "$1U");
+  return std::regex_replace(masked, std::regex(R"(("CheckCode":")[0-9a-f]{64})"), "$1C");
+}
+
+std::string WriteScript(const TempDir& dir, const std::string& text) {
+  const std::string path = dir.path() + "/faults.jsonl";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(NpuAgent, ScriptSourceWritesTheDeviceInfoConfigMap) {
+  TempDir dir;
+  const std::string script = WriteScript(dir, R"(# one RestartBusiness fault, one RoCE link down
+{"at_ms": 100, "kind": "chip", "npu": 3, "code": "80E01801", "assertion": "occur"}
+{"at_ms": 100, "kind": "network", "npu": 6, "code": "81078603", "assertion": "occur"}
+)");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script});
+  const ordered_json data = WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""), "80E01801");
+  });
+  EXPECT_EQ(
+      MaskedDeviceInfoCfg(data["DeviceInfoCfg"]),
+      R"({"DeviceInfo":{"DeviceList":{"huawei.com/Ascend910":"Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-4,Ascend910-5,Ascend910-6,Ascend910-7","huawei.com/Ascend910-Fault":"[{\"fault_type\":\"CardUnhealthy\",\"npu_name\":\"Ascend910-3\",\"large_model_fault_level\":\"RestartBusiness\",\"fault_level\":\"RestartBusiness\",\"fault_handling\":\"RestartBusiness\",\"fault_code\":\"80E01801\",\"fault_time_and_level_map\":{\"80E01801\":{\"fault_time\":T,\"fault_level\":\"RestartBusiness\"}}},{\"fault_type\":\"CardNetworkUnhealthy\",\"npu_name\":\"Ascend910-6\",\"large_model_fault_level\":\"NotHandleFault\",\"fault_level\":\"NotHandleFault\",\"fault_handling\":\"NotHandleFault\",\"fault_code\":\"81078603\",\"fault_time_and_level_map\":{\"81078603\":{\"fault_time\":T,\"fault_level\":\"NotHandleFault\"}}}]","huawei.com/Ascend910-NetworkUnhealthy":"","huawei.com/Ascend910-Recovering":"","huawei.com/Ascend910-Unhealthy":"Ascend910-3"},"UpdateTime":U},"SuperPodID":-1,"ServerIndex":-1,"CheckCode":"C"})");
+  EXPECT_EQ(data["ManuallySeparateNPU"], "");
+  EXPECT_EQ(data["UpgradeFaultReason"], "{}");
+  EXPECT_FALSE(data.contains("SwitchInfoCfg"));
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+TEST(NpuAgent, MalformedScriptLinesAreReportedAndSkipped) {
+  TempDir dir;
+  const std::string script = WriteScript(
+      dir, R"({"at_ms": 0, "kind": "chip", "npu": 1, "code": "A2301001", "assertion": "occur"}
+{"at_ms": 0, "kind": "chip", "npu": 99, "code": "A2301001", "assertion": "occur"}
+not json at all
+)");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script});
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""),
+                             R"("huawei.com/Ascend910-Unhealthy":"Ascend910-1")");
+  });
+  EXPECT_EQ(agent.Stop(), 0);
+  const std::string log = agent.Log();
+  EXPECT_TRUE(absl::StrContains(log, "line=2")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "line=3")) << log;
+}
+
+TEST(NpuAgent, GrpcSourceInjectsFaultsAtRunTime) {
+  TempDir dir;
+  AgentProcess agent(dir, {"--fault-source", "grpc:127.0.0.1:0"});
+  const ordered_json info = agent.Info();
+  ASSERT_TRUE(info.is_object());
+  std::string address = info["sources"][0];
+  ASSERT_TRUE(absl::StartsWith(address, "grpc:"));
+  address = address.substr(5);
+  auto stub = agent::FaultInjection::NewStub(client::MakeChannel(address));
+  grpc::ClientContext ctx;
+  agent::InjectRequest request;
+  agent::FaultEvent* e = request.add_events();
+  e->set_kind("chip");
+  e->set_npu(2);
+  e->set_code("A2301001");
+  e->set_assertion("occur");
+  agent::FaultEvent* bad = request.add_events();
+  bad->set_kind("chip");
+  bad->set_code("A2301001");
+  bad->set_assertion("occur");
+  agent::InjectReply reply;
+  grpc::Status st = stub->Inject(&ctx, request, &reply);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(reply.accepted(), 1);
+  ASSERT_EQ(reply.errors_size(), 1);
+  EXPECT_EQ(reply.errors(0), "event[1]: npu is missing");
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""),
+                             R"("huawei.com/Ascend910-Unhealthy":"Ascend910-2")");
+  });
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+TEST(NpuAgent, OperatorReleasesAManuallySeparatedNpuByEditingTheConfigMap) {
+  TempDir dir;
+  const std::string script = WriteScript(
+      dir, R"({"at_ms": 0, "kind": "chip", "npu": 5, "code": "80E18005", "assertion": "once"}
+{"at_ms": 1500, "kind": "chip", "npu": 5, "code": "80E18005", "assertion": "once"}
+{"at_ms": 3000, "kind": "chip", "npu": 5, "code": "80E18005", "assertion": "once"}
+)");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script});
+  WaitForDeviceInfo(
+      dir, [](const ordered_json& d) { return d["ManuallySeparateNPU"] == "Ascend910-5"; });
+
+  auto store = store::OpenStore("dir:" + dir.path() + "/state");
+  ASSERT_TRUE(store.ok());
+  auto cm = (*store)->Get({"configmaps", "kube-system", "mindx-dl-deviceinfo-node-1"});
+  ASSERT_TRUE(cm.ok());
+  (*cm)["data"]["ManuallySeparateNPU"] = "";
+  (*cm)["metadata"].erase("resourceVersion");
+  ASSERT_TRUE((*store)->Update("configmaps", *cm).ok());
+
+  const ordered_json data = WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return d["UpgradeFaultReason"] == "{}" &&
+           absl::StrContains(d.value("DeviceInfoCfg", ""),
+                             R"("huawei.com/Ascend910-Unhealthy":"")");
+  });
+  EXPECT_EQ(data["ManuallySeparateNPU"], "");
+  EXPECT_EQ(agent.Stop(), 0);
+  EXPECT_TRUE(absl::StrContains(agent.Log(), "EventReleaseUpgradeFault")) << agent.Log();
+}
+
+TEST(NpuAgent, FaultConfigMapOverrideAppliesWithoutRestart) {
+  TempDir dir;
+  const std::string script = WriteScript(
+      dir, R"({"at_ms": 0, "kind": "chip", "npu": 0, "code": "80E01801", "assertion": "occur"})");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script});
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""),
+                             R"(\"fault_handling\":\"RestartBusiness\")");
+  });
+  auto store = store::OpenStore("dir:" + dir.path() + "/state");
+  ASSERT_TRUE(store.ok());
+  store::Object cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "mindx-dl-fault-config"}, {"namespace", "kube-system"}}},
+      {"data", {{"faultCode.json", R"({"SeparateNPUCodes":["80E01801"]})"}}}};
+  ASSERT_TRUE((*store)->Create("configmaps", cm).ok());
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""), R"(\"fault_handling\":\"SeparateNPU\")");
+  });
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+TEST(NpuAgent, FlagsHelpAndVersion) {
+  CommandResult help = RunCommand(std::string(NPU_AGENT_BIN) + " --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--node", "--store", "--chip", "--npus", "--super-pod-id",
+                           "--server-index", "--fault-source"}) {
+    EXPECT_TRUE(absl::StrContains(help.output, flag)) << flag;
+  }
+  CommandResult version = RunCommand(std::string(NPU_AGENT_BIN) + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(version.output, "npu-agent ")) << version.output;
+  TempDir dir;
+  CommandResult bad_chip = RunCommand(std::string(NPU_AGENT_BIN) +
+                                      " --node n --store dir:" + dir.path() + " --chip Ascend999");
+  EXPECT_EQ(bad_chip.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(bad_chip.output, "Ascend999")) << bad_chip.output;
+  CommandResult missing =
+      RunCommand(std::string(NPU_AGENT_BIN) + " --node n --store dir:" + dir.path() +
+                 " --fault-source script:/nonexistent");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(missing.output, "/nonexistent")) << missing.output;
+}
+
+}  // namespace
+}  // namespace clusterd
+
+#endif  // NPU_AGENT_BIN

@@ -1,0 +1,108 @@
+// clustersim scenario files: the built-in demo parses, and every kind of mistake is reported
+// with the file and the line before the simulator starts anything.
+#include "sim/scenario.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "faults/fault_code_catalog.h"
+#include "gtest/gtest.h"
+
+namespace clusterd::sim {
+namespace {
+
+const faults::FaultCodeCatalog& Catalog() {
+  static const faults::FaultCodeCatalog* catalog = [] {
+    std::ifstream in(std::string(CLUSTERD_DATA_DIR) + "/faultCode.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    faults::PolicyIssues issues;
+    auto parsed = faults::FaultCodeCatalog::Parse(text.str(), &issues);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return new faults::FaultCodeCatalog(*std::move(parsed));
+  }();
+  return *catalog;
+}
+
+std::string Error(std::string_view text) {
+  auto s = ParseScenario(text, "s.yaml", &Catalog());
+  EXPECT_FALSE(s.ok());
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+constexpr char kBase[] = R"(name: t
+cluster:
+  nodes: 2
+  npus_per_node: 8
+jobs:
+  - name: a
+    pods: 2
+    npus_per_pod: 4
+faults:
+)";
+
+TEST(Scenario, DefaultDemoParses) {
+  auto s = ParseScenario(DefaultDemoScenario(), "<demo>", &Catalog());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->cluster.nodes, 4);
+  EXPECT_EQ(s->cluster.npus_per_node, 8);
+  ASSERT_EQ(s->jobs.size(), 2u);
+  ASSERT_EQ(s->faults.size(), 4u);
+  EXPECT_EQ(s->faults[0].expect, "retry");
+  EXPECT_EQ(s->faults[3].kind, "storm");
+  EXPECT_EQ(s->faults[3].job, "gpt");
+}
+
+TEST(Scenario, UnknownFaultCodeNamesFileAndLine) {
+  const std::string e = Error(std::string(kBase) +
+                              "  - {at_s: 1, kind: chip, node: node-1, npu: 0, code: 80E0FFFF}\n");
+  EXPECT_TRUE(absl::StrContains(e, "s.yaml:10:")) << e;
+  EXPECT_TRUE(absl::StrContains(e, "unknown fault code")) << e;
+}
+
+TEST(Scenario, UnknownNodeAndJob) {
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: chip, node: node-9, npu: 0, code: 80E01801}\n"),
+      "unknown node \"node-9\""));
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: software, job: b, rank: 0}\n"),
+      "unknown job \"b\""));
+}
+
+TEST(Scenario, MalformedYamlAndUnknownKeys) {
+  EXPECT_TRUE(absl::StrContains(Error("cluster: [1, 2\n"), "s.yaml:")) << Error("cluster: [1, 2\n");
+  const std::string e = Error("name: t\nclutser:\n  nodes: 2\n");
+  EXPECT_TRUE(absl::StrContains(e, "s.yaml:2:")) << e;
+  EXPECT_TRUE(absl::StrContains(e, "unknown key \"clutser\"")) << e;
+}
+
+TEST(Scenario, RangesAreChecked) {
+  EXPECT_TRUE(absl::StrContains(Error("cluster:\n  nodes: 0\n"), "nodes must be"));
+  EXPECT_TRUE(absl::StrContains(
+      Error("cluster:\n  nodes: 1\n  npus_per_node: 8\njobs:\n  - {name: a, pods: 3, npus_per_pod: 8}\n"),
+      "more NPUs than the cluster has"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: chip, node: node-1, npu: 8, code: 80E01801}\n"),
+      "npu must be in [0, 8)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: laser, node: node-1}\n"), "unknown fault kind"));
+  EXPECT_TRUE(absl::StrContains(
+      Error("jobs:\n  - {name: a, strategies: [retry, teleport]}\n"), "unknown strategy \"teleport\""));
+  EXPECT_TRUE(absl::StrContains(Error("jobs:\n  - {name: A_b}\n"), "lower-case"));
+  EXPECT_TRUE(absl::StrContains(Error("jobs: 3\n"), "jobs must be a list"));
+  EXPECT_TRUE(absl::StrContains(Error("- 1\n- 2\n"), "a scenario is a YAML mapping"));
+}
+
+TEST(Scenario, NetworkFaultsMustBeNetworkCodes) {
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: network, node: node-1, npu: 0, code: 80E01801}\n"),
+      "not a network fault code"));
+  auto ok = ParseScenario(
+      std::string(kBase) + "  - {at_s: 1, kind: network, node: node-1, npu: 0, code: 81078603}\n",
+      "s.yaml", &Catalog());
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+}  // namespace
+}  // namespace clusterd::sim
