@@ -1,5 +1,6 @@
 // clusterctl: the operator's CLI for a running clusterd. kubectl-like: `get RESOURCE [NAME]`,
 // -n/--namespace, -A, -l, -o table|json|yaml.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -311,6 +312,132 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
   return kExitOk;
 }
 
+// ---- the slow-node detections (clusterctl get slownode [JOB]) ----
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+// The stepTime baselines μ (ns in the JSON) as milliseconds: one value, or the range over ranks.
+std::string BaselineText(const nlohmann::ordered_json& ranks) {
+  double lo = 0, hi = 0;
+  int64_t learned = 0;
+  for (const auto& r : ranks) {
+    if (r.value("baselineSamples", int64_t{0}) <= 0) continue;
+    const double ms = r.value("baselineMean", 0.0) / 1e6;
+    lo = learned == 0 ? ms : std::min(lo, ms);
+    hi = learned == 0 ? ms : std::max(hi, ms);
+    ++learned;
+  }
+  if (learned == 0) return "<none>";
+  char buf[64];
+  if (static_cast<int64_t>(lo) == static_cast<int64_t>(hi)) {
+    std::snprintf(buf, sizeof(buf), "%.0fms", lo);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f-%.0fms", lo, hi);
+  }
+  return buf;
+}
+
+bool IsSlowResult(const nlohmann::ordered_json& result) {
+  const auto slow = result.find("isSlow");  // 0/1 in the result JSON
+  return slow != result.end() && (slow->is_boolean() ? slow->get<bool>()
+                                                     : slow->is_number() && slow->get<double>() != 0);
+}
+
+// The ranks the last cluster result localized: slow computing cards, else slow communication
+// domains.
+std::string SlowRanksText(const nlohmann::ordered_json& j) {
+  if (!j.contains("lastResult") || !j["lastResult"].is_object()) return "<none>";
+  const auto& r = j["lastResult"];
+  std::string out;
+  for (const char* key : {"slowCalculateRanks", "slowCommunicationDomains"}) {
+    if (!r.contains(key) || !r[key].is_array()) continue;
+    for (const auto& v : r[key]) absl::StrAppend(&out, out.empty() ? "" : ",", v.dump());
+    if (!out.empty()) break;
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+std::string LatestResultText(const nlohmann::ordered_json& j) {
+  if (!j.contains("lastResult") || !j["lastResult"].is_object()) {
+    const std::string reason = j.value("reason", "");
+    return reason.empty() ? "<none>" : reason;
+  }
+  const auto& r = j["lastResult"];
+  if (!IsSlowResult(r)) return "normal";
+  const auto level = r.find("degradationLevel");
+  return level != r.end() && level->is_string() ? absl::StrCat("slow (", level->get<std::string>(), ")")
+                                                : "slow";
+}
+
+int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns,
+                bool all_namespaces) {
+  nlohmann::ordered_json body;
+  std::string path = name.empty() ? "/api/clusterd/v1/slownode"
+                                  : absl::StrCat("/api/clusterd/v1/slownode/",
+                                                 httplib::detail::encode_query_param(name));
+  if (!name.empty() || !all_namespaces) {
+    absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  }
+  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
+  std::vector<nlohmann::ordered_json> jobs;
+  if (name.empty()) {
+    for (const auto& item : body["items"]) jobs.push_back(item);
+  } else {
+    jobs.push_back(body);
+  }
+  if (jobs.empty() && g.output == "table") {
+    std::fprintf(stderr, "No slow-node detections found%s.\n",
+                 all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
+    return kExitOk;
+  }
+  std::vector<std::string> headers;
+  if (all_namespaces) headers.push_back("NAMESPACE");
+  for (const char* h : {"JOB", "STATE", "STEP", "BASELINE", "SLOW RANKS", "LATEST RESULT"}) {
+    headers.push_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : jobs) {
+    std::vector<std::string> row;
+    if (all_namespaces) row.push_back(j.value("namespace", ""));
+    const std::string job = j.value("jobName", "");
+    const nlohmann::ordered_json ranks =
+        j.contains("ranks") && j["ranks"].is_array() ? j["ranks"] : nlohmann::ordered_json::array();
+    row.push_back(job.empty() ? absl::StrCat("<", j.value("configMap", ""), ">") : job);
+    row.push_back(j.value("state", ""));
+    row.push_back(std::to_string(j.value("step", 0)));
+    row.push_back(BaselineText(ranks));
+    row.push_back(SlowRanksText(j));
+    row.push_back(LatestResultText(j));
+    rows.push_back(std::move(row));
+  }
+  if (name.empty() || g.output != "table") {
+    return Print(g, name.empty() ? body : jobs.front(), headers, rows);
+  }
+  // One job as a table: the summary, then one line per rank.
+  std::cout << clusterctl::RenderTable(headers, rows);
+  std::vector<std::vector<std::string>> per_rank;
+  if (jobs.front().contains("ranks") && jobs.front()["ranks"].is_array()) {
+    for (const auto& r : jobs.front()["ranks"]) {
+      per_rank.push_back({std::to_string(r.value("rank", int64_t{0})), r.value("node", ""),
+                          FormatNumber(r.value("baselineMean", 0.0) / 1e6),
+                          FormatNumber(r.value("baselineSigma", 0.0) / 1e6),
+                          std::to_string(r.value("baselineSamples", int64_t{0})),
+                          std::to_string(r.value("lastStep", int64_t{0})), r.value("result", "")});
+    }
+  }
+  if (!per_rank.empty()) {
+    std::cout << "\n"
+              << clusterctl::RenderTable(
+                     {"RANK", "NODE", "BASELINE MS", "SIGMA MS", "SAMPLES", "LAST STEP", "RESULT"},
+                     per_rank);
+  }
+  return kExitOk;
+}
+
 int GetRankTable(const Globals& g, const std::string& job, const std::string& ns) {
   if (job.empty()) return Usage("get ranktable needs a job (name or id)");
   nlohmann::ordered_json table;
@@ -429,7 +556,7 @@ int main(int argc, char** argv) {
   get->add_option("resource", kind,
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
                   "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
-                  "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB]")
+                  "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode [JOB]")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
@@ -519,6 +646,7 @@ int main(int argc, char** argv) {
     if (kind == "ranktable" || kind == "ranktables" || kind == "rt") return GetRankTable(g, name, ns);
     if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
     if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
+    if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
     if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
     if (kind == "npus" || kind == "npu") return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
     return Get(g, kind, name, ns, all_namespaces, selector);

@@ -304,7 +304,7 @@ int InjectFault(const Globals& g, const InjectFaultArgs& args) {
                  st.error_message().c_str());
     return kExitUnreachable;
   }
-  if (response.code() != 200) {
+  if (response.code() != 0) {
     std::fprintf(stderr, "error: the public fault was refused (code %d): %s\n", response.code(),
                  response.info().c_str());
     return kExitError;

@@ -146,7 +146,25 @@ int main(int argc, char** argv) {
                  "A user public-fault configuration (publicCustomization.json) replacing the "
                  "shipped senders and levels; re-read when it changes");
 
+  app.add_option("--profiling-root", brain_options.slow_node.profiling_root,
+                 "Slow-node diagnosis: root of the ranks' profiling data, "
+                 "<root>/<jobId>/<rank>/{steptime.csv,comm.csv,parallel_group.json}")
+      ->capture_default_str();
+  std::string slow_node_reporter;
+  app.add_option("--slownode-reporter-node", slow_node_reporter,
+                 "Slow-node diagnosis: nodeName of its public faults (110001010/100001011); "
+                 "default: this host's name, as the original (the ClusterD pod)");
+
   CLI11_PARSE(app, argc, argv);
+
+  if (slow_node_reporter.empty()) {
+    char host[256] = {0};
+    if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') slow_node_reporter = host;
+  }
+  if (!slow_node_reporter.empty()) brain_options.slow_node.reporter_node = slow_node_reporter;
+  if (const char* pod_ip = std::getenv("POD_IP"); pod_ip != nullptr && *pod_ip != '\0') {
+    brain_options.slow_node.reporter_ip = pod_ip;
+  }
 
   if (absl::Status s = clusterd::ConfigureLogging(
           log_level, log_format == "json" ? clusterd::LogFormat::kJson : clusterd::LogFormat::kText);
@@ -188,6 +206,7 @@ int main(int argc, char** argv) {
   http_options.jobs = &brain.jobs();
   http_options.faults = &brain.faults();
   http_options.recovery = &brain.recovery();
+  http_options.slow_nodes = &brain.slow_nodes();
   // The dashboard's live fault feed follows the cluster-info ConfigMaps the fault centre writes.
   clusterd::server::FaultFeed fault_feed(**store, brain.faults());
   if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);

@@ -10,10 +10,19 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       global_rank_tables_(store, jobs_, clock, options.global_rank_tables),
       data_trace_(store, jobs_),
       faults_(store, clock, &jobs_, options.faults),
-      recovery_(store, clock, &jobs_, &faults_, options.recovery) {
+      recovery_(store, clock, &jobs_, &faults_, options.recovery),
+      slow_node_faults_(faults_),
+      slow_node_profiling_(store, data_trace_),
+      slow_nodes_(store, clock, slow_node_faults_, options.slow_node, /*lookup=*/nullptr,
+                  &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
   // A job signal means its pods, ranks or NPUs may have changed: the fault centre re-reads jobs.
   jobs_.AddSignalListener([this](const model::JobSummarySignal&) { faults_.JobsChanged(); });
+  // The job summaries tell the slow-node controller which jobs run and on which servers (§6.2);
+  // jobs without a signal yet are looked up through their PodGroup.
+  jobs_.AddSignalListener([this](const model::JobSummarySignal& signal) {
+    if (auto job = SlowNodeJobFromSignal(signal)) slow_nodes_.ObserveJob(*job);
+  });
 }
 
 ClusterBrain::~ClusterBrain() { Stop(); }
@@ -32,11 +41,14 @@ absl::Status ClusterBrain::Start() {
   workers_.emplace_back([this] { faults_.RunWriter(); });
   // Recorded recovery cycles resume (RestoreAll), then the executor's workers start.
   CLUSTERD_RETURN_IF_ERROR(recovery_.Start());
+  // Slow-node detection reports into the running fault centre: it starts last.
+  CLUSTERD_RETURN_IF_ERROR(slow_nodes_.Start());
   LogInfo("cluster-brain", "started", {{"workers", workers_.size()}});
   return absl::OkStatus();
 }
 
 void ClusterBrain::Stop() {
+  slow_nodes_.Stop();  // first: its worker calls into the fault centre and the data trace
   recovery_.Stop();
   jobs_.Stop();
   global_rank_tables_.Stop();

@@ -10,7 +10,9 @@
 #include "cluster/job_registry.h"
 #include "cluster/rank_table_global_feed.h"
 #include "common/clock.h"
+#include "diagnosis/slow_node_controller.h"
 #include "server/recovery_bridge.h"
+#include "server/slow_node_bridge.h"
 #include "store/object_store.h"
 
 namespace clusterd::server {
@@ -25,6 +27,8 @@ class ClusterBrain {
     cluster::GlobalRankTableFeed::Options global_rank_tables;
     cluster::FaultCentre::Options faults;
     RecoveryBridge::Options recovery;
+    // Slow-node diagnosis (issue 9): profiling root, reporter node and IP, timers.
+    diagnosis::SlowNodeControllerOptions slow_node;
   };
 
   ClusterBrain(store::ObjectStore& store, Clock& clock, Options options);
@@ -46,13 +50,18 @@ class ClusterBrain {
   cluster::FaultCentre& faults() { return faults_; }
   // The recovery controller (RecoveryExecutor) and its gRPC-side registry.
   RecoveryBridge& recovery() { return recovery_; }
+  // Slow-node detection for the ras-feature-slownode-<job> ConfigMaps (docs/diagnosis.md).
+  diagnosis::SlowNodeController& slow_nodes() { return slow_nodes_; }
 
  private:
   cluster::JobRegistry jobs_;
   cluster::GlobalRankTableFeed global_rank_tables_;
   cluster::DataTraceSwitches data_trace_;
-  cluster::FaultCentre faults_;  // reads jobs_; started after it
-  RecoveryBridge recovery_;      // reads jobs_, receives faults_'s per-job snapshots
+  cluster::FaultCentre faults_;         // reads jobs_; started after it
+  RecoveryBridge recovery_;             // reads jobs_, receives faults_'s per-job snapshots
+  SlowNodeFaultSink slow_node_faults_;  // into faults_
+  SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_
+  diagnosis::SlowNodeController slow_nodes_;     // fed by jobs_'s signals; started last
   std::vector<std::thread> workers_;
   bool started_ = false;
 };

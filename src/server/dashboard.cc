@@ -74,8 +74,9 @@ async function draw(){
  const recBy={};for(const r of rec.items||[])recBy[r.jobId]=r;
  const fcount={};for(const f of faults.items||[])for(const j of f.jobs||[])fcount[j]=(fcount[j]||0)+1;
  let rows="";for(const j of jobs.items||[]){const r=recBy[j.jobId]||{};
-  rows+='<tr id="job-'+esc(j.name)+'"><td>'+esc(j.namespace+"/"+j.name)+'</td><td>'+esc(j.status)+'</td><td>'+esc(j.pods+"/"+j.replicas)+
-  '</td><td class="state" data-state="'+esc(r.state||"")+'">'+esc(r.state||"-")+'</td><td>'+esc(r.strategy||"-")+'</td><td>'+esc(fcount[j.name]||fcount[j.jobId]||0)+"</td></tr>";}
+  const nf=fcount[j.name]||fcount[j.jobId]||0;
+  rows+='<tr id="job-'+esc(j.name)+'" data-faults="'+nf+'" data-cycles="'+esc(r.cycles||0)+'"><td>'+esc(j.namespace+"/"+j.name)+'</td><td>'+esc(j.status)+'</td><td>'+esc(j.pods+"/"+j.replicas)+
+  '</td><td class="state" data-state="'+esc(r.state||"")+'">'+esc(r.state||"-")+'</td><td>'+esc(r.strategy||"-")+'</td><td>'+nf+"</td></tr>";}
  document.querySelector("#jobs tbody").innerHTML=rows||'<tr><td colspan="6">no jobs</td></tr>';
  let tl="";for(const r of rec.items||[]){tl+=esc((r.name||r.jobId)+": "+r.state+(r.strategy?" ("+r.strategy+")":"")+", "+(r.cycles||0)+" cycle(s)")+"\n";
   for(const h of (r.history||[]).slice(-12))tl+="  "+esc(h.at+"  "+h.from+" --"+h.event+"--> "+h.to)+"\n";}
@@ -83,7 +84,7 @@ async function draw(){
  document.getElementById("status").textContent=(nodes.items||[]).length+" nodes, "+(jobs.items||[]).length+" jobs, "+(faults.items||[]).length+" faults · "+new Date().toLocaleTimeString();
 }
 function legend(){document.getElementById("legend").innerHTML=LEVELS.map(l=>'<span class="lvl-'+l+'">'+l+"</span>").join("");}
-function feed(){if(!window.EventSource)return;const es=new EventSource("/api/clusterd/v1/events");
+function feed(){if(!window.EventSource||new URLSearchParams(location.search).get("feed")==="off")return;const es=new EventSource("/api/clusterd/v1/events");
  es.addEventListener("fault",ev=>{const e=JSON.parse(ev.data);const div=document.createElement("div");div.className=e.change;
   div.textContent=e.at+"  "+e.change.padEnd(5)+"  "+e.node+" "+e.npu+"  "+e.code+"  "+e.level+(e.jobs.length?"  jobs "+e.jobs.join(","):"");
   const f=document.getElementById("feed");f.prepend(div);while(f.childNodes.length>200)f.removeChild(f.lastChild);draw().catch(()=>{});});}

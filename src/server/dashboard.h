@@ -6,6 +6,8 @@
 // The page draws a heat map of nodes x NPUs coloured by fault level, the jobs with their
 // recovery state and strategy, a timeline of each job's current recovery cycle and the feed. It
 // reads the JSON endpoints the HTTP server already serves; nothing is fetched from elsewhere.
+// `/dashboard?feed=off` leaves the event stream closed (static snapshots, headless browsers
+// whose virtual clock waits for open requests).
 #include <cstdint>
 #include <deque>
 #include <map>

@@ -5,6 +5,7 @@
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
 #include "common/log.h"
+#include "diagnosis/slow_node_controller.h"
 #include "httplib.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
@@ -97,6 +98,34 @@ absl::StatusOr<cluster::JobRecord> ResolveJob(const cluster::JobRegistry& jobs,
     }
   }
   if (auto r = jobs.FindJobByName(first_ns, job); r.has_value()) return *r;
+  return matches.front();
+}
+
+// A slow-node view belongs to namespace `ns` by its job, or (invalid FeatConf, no job yet) by
+// its ConfigMap.
+bool SlowNodeInNamespace(const diagnosis::SlowNodeJobView& v, const std::string& ns) {
+  if (ns.empty()) return true;
+  if (!v.ns.empty()) return v.ns == ns;
+  return v.config_map.rfind(ns + "/", 0) == 0;
+}
+
+// <job> is a job name or id (in `ns` when given; a name must then be unique).
+absl::StatusOr<diagnosis::SlowNodeJobView> ResolveSlowNode(
+    const diagnosis::SlowNodeController& slow, const std::string& job, const std::string& ns) {
+  std::vector<diagnosis::SlowNodeJobView> matches;
+  for (auto& v : slow.Views()) {
+    if (!SlowNodeInNamespace(v, ns)) continue;
+    if (!v.job_id.empty() && v.job_id == job) return v;
+    if (v.job_name == job) matches.push_back(std::move(v));
+  }
+  if (matches.empty()) {
+    return absl::NotFoundError(absl::StrCat("no slow-node detection for job \"", job, "\"",
+                                            ns.empty() ? "" : absl::StrCat(" in namespace ", ns)));
+  }
+  if (matches.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job name \"", job, "\" exists in several namespaces; give the namespace or the job id"));
+  }
   return matches.front();
 }
 
@@ -287,6 +316,39 @@ void HttpServer::RegisterRoutes() {
             }
           }
           CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
+        });
+
+  // The slow-node detections (clusterctl get slownode).
+  s.Get(R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.slow_nodes == nullptr) {
+      ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
+                                     {"items", nlohmann::ordered_json::array()}};
+      for (const auto& v : options_.slow_nodes->Views()) {
+        if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+      }
+      res.set_content(body.dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/slownode", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (options_.slow_nodes == nullptr) {
+            ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
+          } else {
+            const std::string ns =
+                req.has_param("namespace") ? req.get_param_value("namespace") : "";
+            absl::StatusOr<diagnosis::SlowNodeJobView> v =
+                ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
+            if (!v.ok()) {
+              ReplyError(res, v.status());
+            } else {
+              res.set_content(v->ToJson().dump(), kJson);
+            }
+          }
+          CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
         });
 
   // Store reads. One handler serves all URL shapes.

@@ -20,6 +20,10 @@ class JobRegistry;
 class FaultCentre;
 }
 
+namespace clusterd::diagnosis {
+class SlowNodeController;
+}
+
 namespace clusterd::server {
 
 class RecoveryBridge;
@@ -41,6 +45,9 @@ class FaultFeed;
 //   GET /api/clusterd/v1/recovery[?namespace=NS]      every recovery controller: state, phase,
 //                  strategy, fault ranks, uuid, history of the current cycle (RecoveryJson)
 //   GET /api/clusterd/v1/recovery/<job>[?namespace=NS] one controller (<job>: id, job or PodGroup name)
+//   GET /api/clusterd/v1/slownode[?namespace=NS]      every slow-node detection (one per
+//                  ras-feature-slownode ConfigMap): state, step, baselines, latest result
+//   GET /api/clusterd/v1/slownode/<job>[?namespace=NS] one job (<job>: job name or id)
 //   GET /, /dashboard, /api/clusterd/v1/events        the dashboard and its live fault feed
 //                  (server/dashboard.h)
 class HttpServer {
@@ -51,6 +58,8 @@ class HttpServer {
     const cluster::JobRegistry* jobs = nullptr;  // may be null: /api/clusterd/v1/jobs answers 503
     const cluster::FaultCentre* faults = nullptr;  // may be null: /api/clusterd/v1/faults answers 503
     const RecoveryBridge* recovery = nullptr;  // may be null: /api/clusterd/v1/recovery answers 503
+    // may be null: /api/clusterd/v1/slownode answers 503
+    const diagnosis::SlowNodeController* slow_nodes = nullptr;
     FaultFeed* fault_feed = nullptr;  // may be null: /api/clusterd/v1/events answers 503
     MetricsRegistry* metrics = nullptr;        // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready

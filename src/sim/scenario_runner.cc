@@ -238,7 +238,7 @@ absl::Status Runner::SendPublicFault(const FaultRun& run, const std::string& ass
   ::RespStatus response;
   grpc::Status st = stub->SendPublicFault(&ctx, request, &response);
   if (!st.ok()) return absl::UnavailableError(st.error_message());
-  if (response.code() != 200) {
+  if (response.code() != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("SendPublicFault answered ", response.code(), ": ", response.info()));
   }

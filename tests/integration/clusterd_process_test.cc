@@ -46,17 +46,21 @@ TEST(ClusterdProcess, ServesHealthCheckAndStopsCleanlyOnSigterm) {
   EXPECT_EQ(*rc, 0);
 }
 
-TEST(ClusterdProcess, MethodsNotBuiltYetAnswerUnimplementedNamingTheMethod) {
+// Every method is served now; a request the controller cannot act on is refused with the
+// spec's code and a reason, never UNIMPLEMENTED.
+TEST(ClusterdProcess, StressTestForAnUnknownJobIsRefusedWithAReason) {
   TempDir dir;
   auto proc = StartClusterd(dir, "memory");
   ASSERT_NE(proc, nullptr);
   auto stub = ::Recover::NewStub(client::MakeChannel(proc->grpc_address()));
   grpc::ClientContext ctx;
   ::StressTestParam req;
+  req.set_jobid("no-such-job");
   ::Status resp;
   grpc::Status st = stub->StressTest(&ctx, req, &resp);
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_TRUE(absl::StrContains(st.error_message(), "/Recover/StressTest")) << st.error_message();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(resp.code(), 413);
+  EXPECT_FALSE(resp.info().empty());
 }
 
 TEST(ClusterdProcess, HttpServesHealthReadinessMetricsAndTheStore) {

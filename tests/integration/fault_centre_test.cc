@@ -67,19 +67,20 @@ class FaultStream {
   template <typename Pred>
   std::optional<::fault::FaultMsgSignal> WaitFor(Pred pred) {
     absl::MutexLock lock(&mu_);
-    std::optional<::fault::FaultMsgSignal> found;
-    auto ready = [&] {
+    // The condition must be pure (absl::Mutex may evaluate it more than once): it only looks;
+    // the match is taken after the wait.
+    auto match = [&]() -> std::optional<size_t> {
       for (size_t i = next_; i < messages_.size(); ++i) {
-        if (pred(messages_[i])) {
-          found = messages_[i];
-          next_ = i + 1;
-          return true;
-        }
+        if (pred(messages_[i])) return i;
       }
-      return done_;
+      return std::nullopt;
     };
+    auto ready = [&] { return match().has_value() || done_; };
     mu_.AwaitWithTimeout(absl::Condition(&ready), kWait);
-    return found;
+    std::optional<size_t> i = match();
+    if (!i.has_value()) return std::nullopt;
+    next_ = *i + 1;
+    return messages_[*i];
   }
 
  private:
@@ -215,9 +216,10 @@ TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscribe
   }
   FaultStream stream(fault_.get(), info);
 
-  // A2301001 is a SeparateNPU code; it recovers 8 s later.
+  // A2301001 is a SeparateNPU code; it recovers 20 s later (time enough to look at it on a loaded
+  // machine).
   StartAgent(R"({"at_ms": 0, "kind": "chip", "npu": 3, "code": "A2301001", "assertion": "occur"}
-{"at_ms": 8000, "kind": "chip", "npu": 3, "code": "A2301001", "assertion": "recover"}
+{"at_ms": 20000, "kind": "chip", "npu": 3, "code": "A2301001", "assertion": "recover"}
 )");
 
   auto fault = stream.WaitFor([](const ::fault::FaultMsgSignal& s) { return s.signaltype() == "fault"; });

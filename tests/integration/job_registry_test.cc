@@ -66,20 +66,20 @@ class StreamReader {
   template <typename Pred>
   std::optional<Message> WaitFor(Pred pred, size_t* from = nullptr, absl::Duration wait = kWait) {
     absl::MutexLock lock(&mu_);
-    size_t start = from != nullptr ? *from : 0;
-    std::optional<Message> found;
-    auto ready = [&] {
+    const size_t start = from != nullptr ? *from : 0;
+    // The condition must be pure (absl::Mutex may evaluate it more than once).
+    auto match = [&]() -> std::optional<size_t> {
       for (size_t i = start; i < messages_.size(); ++i) {
-        if (pred(messages_[i])) {
-          found = messages_[i];
-          if (from != nullptr) *from = i + 1;
-          return true;
-        }
+        if (pred(messages_[i])) return i;
       }
-      return done_;
+      return std::nullopt;
     };
+    auto ready = [&] { return match().has_value() || done_; };
     mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
-    return found;
+    std::optional<size_t> i = match();
+    if (!i.has_value()) return std::nullopt;
+    if (from != nullptr) *from = *i + 1;
+    return messages_[*i];
   }
   grpc::Status WaitDone() {
     absl::MutexLock lock(&mu_);
