@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "pubfault.grpc.pb.h"
 #include "sim/clusterd_process.h"
+#include "stream_reader.h"
 #include "test_env.h"
 
 namespace clusterd {
@@ -42,57 +43,6 @@ std::string ReadFile(const std::string& path) {
   buffer << in.rdbuf();
   return buffer.str();
 }
-
-// Reads a server stream on a thread of its own; the test waits for messages with a deadline.
-class FaultStream {
- public:
-  FaultStream(::fault::Fault::Stub* stub, const ::fault::ClientInfo& info) {
-    reader_ = stub->SubscribeFaultMsgSignal(&ctx_, info);
-    thread_ = std::thread([this] {
-      ::fault::FaultMsgSignal m;
-      while (reader_->Read(&m)) {
-        absl::MutexLock lock(&mu_);
-        messages_.push_back(m);
-      }
-      grpc::Status st = reader_->Finish();
-      absl::MutexLock lock(&mu_);
-      status_ = st;
-      done_ = true;
-    });
-  }
-  ~FaultStream() {
-    ctx_.TryCancel();
-    thread_.join();
-  }
-  template <typename Pred>
-  std::optional<::fault::FaultMsgSignal> WaitFor(Pred pred) {
-    absl::MutexLock lock(&mu_);
-    // The condition must be pure (absl::Mutex may evaluate it more than once): it only looks;
-    // the match is taken after the wait.
-    auto match = [&]() -> std::optional<size_t> {
-      for (size_t i = next_; i < messages_.size(); ++i) {
-        if (pred(messages_[i])) return i;
-      }
-      return std::nullopt;
-    };
-    auto ready = [&] { return match().has_value() || done_; };
-    mu_.AwaitWithTimeout(absl::Condition(&ready), kWait);
-    std::optional<size_t> i = match();
-    if (!i.has_value()) return std::nullopt;
-    next_ = *i + 1;
-    return messages_[*i];
-  }
-
- private:
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReader<::fault::FaultMsgSignal>> reader_;
-  std::thread thread_;
-  absl::Mutex mu_;
-  std::vector<::fault::FaultMsgSignal> messages_;
-  size_t next_ = 0;
-  bool done_ = false;
-  grpc::Status status_;
-};
 
 class FaultCentreIntegrationTest : public ::testing::Test {
  protected:
@@ -214,7 +164,9 @@ TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscribe
     EXPECT_EQ(status.code(), 0);
     EXPECT_EQ(status.info(), "register success");
   }
-  FaultStream stream(fault_.get(), info);
+  testing::StreamReader<::fault::FaultMsgSignal> stream(
+      [&](grpc::ClientContext* ctx) { return fault_->SubscribeFaultMsgSignal(ctx, info); });
+  size_t seen = 0;
 
   // A2301001 is a SeparateNPU code; it recovers 20 s later (time enough to look at it on a loaded
   // machine).
@@ -222,7 +174,8 @@ TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscribe
 {"at_ms": 20000, "kind": "chip", "npu": 3, "code": "A2301001", "assertion": "recover"}
 )");
 
-  auto fault = stream.WaitFor([](const ::fault::FaultMsgSignal& s) { return s.signaltype() == "fault"; });
+  auto fault = stream.WaitFor(
+      [](const ::fault::FaultMsgSignal& s) { return s.signaltype() == "fault"; }, &seen, kWait);
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->jobid(), kJobUid);
   ASSERT_EQ(fault->nodefaultinfo_size(), 1);
@@ -262,7 +215,8 @@ TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscribe
   EXPECT_TRUE(absl::StrContains(ctl.output, kJobUid)) << ctl.output;
 
   // Recovery clears both.
-  auto normal = stream.WaitFor([](const ::fault::FaultMsgSignal& s) { return s.signaltype() == "normal"; });
+  auto normal = stream.WaitFor(
+      [](const ::fault::FaultMsgSignal& s) { return s.signaltype() == "normal"; }, &seen, kWait);
   ASSERT_TRUE(normal.has_value());
   EXPECT_EQ(normal->jobid(), kJobUid);
   EXPECT_EQ(normal->nodefaultinfo_size(), 0);

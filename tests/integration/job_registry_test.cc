@@ -22,6 +22,7 @@
 #include "nlohmann/json.hpp"
 #include "profiling.grpc.pb.h"
 #include "sim/clusterd_process.h"
+#include "stream_reader.h"
 #include "test_env.h"
 
 namespace clusterd {
@@ -34,68 +35,10 @@ using cluster::testing::PodGroupObject;
 using cluster::testing::PodGroupSpec;
 using cluster::testing::PodObject;
 using cluster::testing::PodSpec;
+using testing::StreamReader;
 using testing::TempDir;
 
 constexpr absl::Duration kWait = absl::Seconds(20);
-
-// Reads a server stream on a thread of its own; the test waits for messages with a deadline.
-template <typename Message>
-class StreamReader {
- public:
-  template <typename Open>
-  explicit StreamReader(Open open) {
-    reader_ = open(&ctx_);
-    thread_ = std::thread([this] {
-      Message m;
-      while (reader_->Read(&m)) {
-        absl::MutexLock lock(&mu_);
-        messages_.push_back(m);
-      }
-      grpc::Status st = reader_->Finish();
-      absl::MutexLock lock(&mu_);
-      status_ = st;
-      done_ = true;
-    });
-  }
-  ~StreamReader() {
-    ctx_.TryCancel();
-    thread_.join();
-  }
-
-  // The first message after `from` that satisfies `pred`, or nullopt after kWait.
-  template <typename Pred>
-  std::optional<Message> WaitFor(Pred pred, size_t* from = nullptr, absl::Duration wait = kWait) {
-    absl::MutexLock lock(&mu_);
-    const size_t start = from != nullptr ? *from : 0;
-    // The condition must be pure (absl::Mutex may evaluate it more than once).
-    auto match = [&]() -> std::optional<size_t> {
-      for (size_t i = start; i < messages_.size(); ++i) {
-        if (pred(messages_[i])) return i;
-      }
-      return std::nullopt;
-    };
-    auto ready = [&] { return match().has_value() || done_; };
-    mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
-    std::optional<size_t> i = match();
-    if (!i.has_value()) return std::nullopt;
-    if (from != nullptr) *from = *i + 1;
-    return messages_[*i];
-  }
-  grpc::Status WaitDone() {
-    absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(&done_), kWait);
-    return status_;
-  }
-
- private:
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReader<Message>> reader_;
-  std::thread thread_;
-  absl::Mutex mu_;
-  std::vector<Message> messages_;
-  bool done_ = false;
-  grpc::Status status_;
-};
 
 class JobRegistryIntegrationTest : public ::testing::Test {
  protected:
