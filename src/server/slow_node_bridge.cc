@@ -9,6 +9,7 @@
 #include "cluster/public_fault_request.h"
 #include "common/json_util.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
 namespace clusterd::server {
 namespace {
@@ -44,8 +45,15 @@ absl::Status SlowNodeFaultSink::SendPublicFault(const diagnosis::PublicFaultRepo
   if (verdict.code == cluster::kPubFaultOk) return absl::OkStatus();
   const std::string message = absl::StrCat("fault centre refused slow-node public fault ",
                                            report.id, ": ", verdict.code, " ", verdict.info);
+  // Rate limiting passes: the controller retries. A refused request (409) would be refused
+  // again, so it is logged and counted here and not retried.
   if (verdict.code == cluster::kPubFaultRateLimited) return absl::UnavailableError(message);
-  return absl::FailedPreconditionError(message);
+  LogWarn(kComponent, "slow-node public fault refused", {{"id", report.id}, {"reason", verdict.info}});
+  MetricsRegistry::Default()
+      .GetCounter("clusterd_slow_node_faults_refused_total",
+                  "Slow-node public faults the fault centre refused (not retried)")
+      .Increment();
+  return absl::OkStatus();
 }
 
 absl::Status SlowNodeProfilingWriter::SetProfiling(const diagnosis::SlowNodeJob& job,

@@ -14,6 +14,7 @@ namespace clusterd::sim {
 namespace {
 
 constexpr char kSyncKey[] = "sync";
+constexpr absl::Duration kBackupStartDelay = absl::Seconds(1);
 
 std::string Annotation(const store::Object& o, const std::string& key) {
   const auto& md = o["metadata"];
@@ -266,7 +267,15 @@ bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_no
   p.uid = StableUid(absl::StrCat("pod/", job.uid, "/", p.name, "/", ++pod_serial_));
   p.node_index = PickNode(occ, job.spec.npus_per_pod, avoid_node, &p.npus);
   if (p.node_index == 0) return false;
-  auto created = store_.Create(store::kPods, PodObject(cluster_, job.spec, job.uid, p));
+  store::Object pod = PodObject(cluster_, job.spec, job.uid, p);
+  if (backup) {
+    // A backup pod starts like a real one: Pending first, Running a moment later (its own
+    // event, which the hot-switch flow waits for).
+    pod["status"]["phase"] = "Pending";
+    starting_[p.name] = clock_.Now() + kBackupStartDelay;
+    queue_.AddAfter(kSyncKey, kBackupStartDelay);
+  }
+  auto created = store_.Create(store::kPods, pod);
   if (!created.ok()) {
     if (!absl::IsAlreadyExists(created.status())) {
       LogWarn("sim-scheduler", "pod create failed",
@@ -335,6 +344,13 @@ void MiniScheduler::Sync() {
       }
       if (backup) {
         backups[rank] = &pod;
+        auto start = starting_.find(pod_name);
+        if (start != starting_.end() && clock_.Now() >= start->second) {
+          store::Object patch = {{"status", {{"phase", "Running"}}}};
+          (void)store_.Patch({std::string(store::kPods), spec.ns, pod_name}, patch);
+          starting_.erase(start);
+          Log(absl::StrCat("backup pod ", pod_name, " is running"));
+        }
         continue;
       }
       ranks_present.insert(rank);

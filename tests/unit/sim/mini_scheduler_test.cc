@@ -149,6 +149,10 @@ TEST_F(MiniSchedulerTest, HotSwitchBackupPodIsCreatedAndTakesOver) {
   auto backup_pod = store_->Get({"pods", "default", backup});
   ASSERT_TRUE(backup_pod.ok());
   EXPECT_EQ((*backup_pod)["metadata"]["annotations"]["podType"], "backup");
+  EXPECT_EQ((*backup_pod)["status"]["phase"], "Pending");
+  clock_.Advance(absl::Seconds(2));
+  s->SyncNow();
+  EXPECT_EQ((*store_->Get({"pods", "default", backup}))["status"]["phase"], "Running");
   // The migration deletes the old pod; the backup takes over its rank.
   ASSERT_TRUE(store_->Delete({"pods", "default", before[1].name}).ok());
   s->SyncNow();
