@@ -21,9 +21,7 @@ constexpr int kNpus = 16;
 constexpr int64_t kT0 = 1718000000000;
 
 std::string DataFile(const std::string& name) {
-  std::string dir = __FILE__;
-  dir = dir.substr(0, dir.rfind('/')) + "/../data/";
-  std::ifstream in(dir + name);
+  std::ifstream in(std::string(CLUSTERD_DATA_DIR) + "/" + name);
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();

@@ -374,8 +374,10 @@ void Runner::Observe(FaultRun& run) {
   if (run.notified.has_value() && (!run.detected.has_value() || *run.notified < *run.detected)) {
     run.detected = run.notified;
   }
-  if (run.notified.has_value()) {
-    run.resumed = job.ResumedAfter(run.decided.value_or(*run.notified));
+  // Training counts as resumed once a decision was made (a hot switch first prepares the
+  // backup pod while the job still trains, then decides).
+  if (run.decided.has_value()) {
+    run.resumed = job.ResumedAfter(*run.decided);
     if (run.resumed.has_value()) {
       Event(absl::StrCat("job ", run.job, " trains again after ", run.spec->label, " (",
                          run.strategy, ")"));
