@@ -468,6 +468,10 @@ absl::Status Runner::Run() {
   std::sort(runs_.begin(), runs_.end(), [](const FaultRun& a, const FaultRun& b) {
     return a.spec->at_s < b.spec->at_s;
   });
+  if (scenario_.replay.has_value()) {
+    std::printf("note: replay of %s is not implemented yet; the scenario's own faults run\n",
+                scenario_.replay->trace.c_str());
+  }
   const absl::Time timeline = absl::Now();
   std::printf("timeline starts; %zu faults scheduled over %.0f s\n", runs_.size(),
               scenario_.duration_s);
