@@ -263,7 +263,10 @@ bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_no
   PodPlacement p;
   p.rank = rank;
   p.backup = backup;
-  p.name = backup ? absl::StrCat(PodName(job.spec, rank), "-backup") : PodName(job.spec, rank);
+  // A backup pod gets a name of its own: after a hot switch it holds the rank, and a later hot
+  // switch of that rank needs another backup beside it.
+  p.name = backup ? absl::StrCat(PodName(job.spec, rank), "-backup-", pod_serial_ + 1)
+                  : PodName(job.spec, rank);
   p.uid = StableUid(absl::StrCat("pod/", job.uid, "/", p.name, "/", ++pod_serial_));
   p.node_index = PickNode(occ, job.spec.npus_per_pod, avoid_node, &p.npus);
   if (p.node_index == 0) return false;

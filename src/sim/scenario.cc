@@ -362,6 +362,7 @@ faults:
     pod: 1
     npu: 0
     code: 81A3880C
+    clear_after_s: 10
     label: sub-health fault
     expect: migration
   - at_s: 50
