@@ -18,6 +18,7 @@
 #include "sim/scenario.h"
 #include "sim/scenario_runner.h"
 #include "sim/smoke_demo.h"
+#include "sim/trace_replay.h"
 
 namespace {
 
@@ -35,6 +36,25 @@ std::optional<clusterd::faults::FaultCodeCatalog> LoadCatalog(const std::string&
   auto catalog = clusterd::faults::FaultCodeCatalog::Parse(text.str(), &issues);
   if (!catalog.ok()) return std::nullopt;
   return *std::move(catalog);
+}
+
+void PrintReplayPlan(const clusterd::sim::Scenario& scenario,
+                     const clusterd::sim::ReplayPlan& plan) {
+  std::printf("replay: %d of %d trace episodes (days %.1f-%.1f) as faults at %.2f days/s",
+              plan.played, plan.episodes, plan.first_day, plan.last_day,
+              scenario.replay->days_per_second);
+  int skipped = 0;
+  for (const auto& [why, n] : plan.skipped) skipped += n;
+  if (skipped > 0) {
+    std::printf("; skipped %d with no NPU counterpart or before from_day:", skipped);
+    for (const auto& [why, n] : plan.skipped) std::printf(" %s x%d;", why.c_str(), n);
+  }
+  std::printf("\n");
+  if (!plan.faults.empty() && plan.faults.back().at_s > scenario.duration_s) {
+    std::printf("replay: the last fault is at %.0f s, after duration_s %.0f: later ones are not "
+                "played\n",
+                plan.faults.back().at_s, scenario.duration_s);
+  }
 }
 
 }  // namespace
@@ -65,6 +85,8 @@ int main(int argc, char** argv) {
   if (!check_file.empty()) {
     auto s = clusterd::sim::LoadScenario(check_file, &*catalog);
     if (!s.ok()) return Fail(std::string(s.status().message()), 2);
+    auto plan = clusterd::sim::ExpandReplay(&*s, data_dir);
+    if (!plan.ok()) return Fail(std::string(plan.status().message()), 2);
     std::printf("%s: valid (%zu jobs, %zu faults)\n", check_file.c_str(), s->jobs.size(),
                 s->faults.size());
     return 0;
@@ -80,6 +102,11 @@ int main(int argc, char** argv) {
                                             &*catalog);
   }
   if (!smoke && !scenario.ok()) return Fail(std::string(scenario.status().message()), 2);
+  if (!smoke) {
+    auto plan = clusterd::sim::ExpandReplay(&*scenario, data_dir);
+    if (!plan.ok()) return Fail(std::string(plan.status().message()), 2);
+    if (scenario->replay.has_value()) PrintReplayPlan(*scenario, *plan);
+  }
   if (clusterd_binary.empty()) return Fail("cannot find the clusterd binary; pass --clusterd PATH", 2);
   if (state_dir.empty()) {
     char tmpl[] = "/tmp/clustersim-XXXXXX";

@@ -17,7 +17,7 @@ constexpr int kMaxNpus = 64;
 constexpr size_t kMaxFaults = 10000;
 
 const std::set<std::string, std::less<>> kKinds = {"chip",   "network", "switch", "node",
-                                                   "public", "software", "storm"};
+                                                   "public", "software", "storm",  "slow"};
 const std::set<std::string, std::less<>> kStrategies = {
     "retry", "recover", "recover-in-place", "dump", "exit", "elastic-training"};
 const std::set<std::string, std::less<>> kAssertions = {"occur", "recover", "once"};
@@ -92,7 +92,8 @@ absl::Status ParseJob(const Checker& c, const ClusterSpec& cluster, const YAML::
   out->line = node.Mark().line + 1;
   SIM_RETURN_IF_ERROR(c.OnlyKeys(node, "job",
                                  {"name", "namespace", "pods", "npus_per_pod", "strategies",
-                                  "process_recover", "hot_switch", "step_ms"}));
+                                  "process_recover", "hot_switch", "step_ms",
+                                  "slow_node_detection"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "name", &out->name));
   SIM_RETURN_IF_ERROR(c.Get(node, "namespace", &out->ns));
   SIM_RETURN_IF_ERROR(c.Get(node, "pods", &out->pods));
@@ -101,6 +102,7 @@ absl::Status ParseJob(const Checker& c, const ClusterSpec& cluster, const YAML::
   SIM_RETURN_IF_ERROR(c.Get(node, "process_recover", &out->process_recover));
   SIM_RETURN_IF_ERROR(c.Get(node, "hot_switch", &out->hot_switch));
   SIM_RETURN_IF_ERROR(c.Get(node, "step_ms", &out->step_ms));
+  SIM_RETURN_IF_ERROR(c.Get(node, "slow_node_detection", &out->slow_node_detection));
   if (out->name.empty() || out->name.size() > 40) {
     return c.Error(node, "job name must be 1 to 40 characters");
   }
@@ -157,7 +159,7 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
   SIM_RETURN_IF_ERROR(c.OnlyKeys(node, "fault",
                                  {"at_s", "kind", "node", "npu", "npus", "code", "assertion",
                                   "job", "pod", "rank", "chip_id", "port_id", "clear_after_s", "expect",
-                                  "label"}));
+                                  "label", "magnitude"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "at_s", &out->at_s));
   SIM_RETURN_IF_ERROR(c.Get(node, "kind", &out->kind));
   SIM_RETURN_IF_ERROR(c.Get(node, "node", &out->node));
@@ -173,12 +175,13 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
   SIM_RETURN_IF_ERROR(c.Get(node, "clear_after_s", &out->clear_after_s));
   SIM_RETURN_IF_ERROR(c.Get(node, "expect", &out->expect));
   SIM_RETURN_IF_ERROR(c.Get(node, "label", &out->label));
+  SIM_RETURN_IF_ERROR(c.Get(node, "magnitude", &out->magnitude));
   if (out->at_s < 0 || out->at_s > s.duration_s) {
     return c.Error(node, "at_s must be in [0, duration_s]");
   }
   if (kKinds.count(out->kind) == 0) {
     return c.Error(node, absl::StrCat("unknown fault kind \"", out->kind,
-                                      "\" (chip, network, switch, node, public, software, storm)"));
+                                      "\" (chip, network, switch, node, public, software, storm, slow)"));
   }
   if (kAssertions.count(out->assertion) == 0) {
     return c.Error(node, "assertion must be occur, recover or once");
@@ -189,6 +192,25 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     for (const JobSpec& j : s.jobs) known = known || j.name == out->job;
     if (!known) return c.Error(node, absl::StrCat("unknown job \"", out->job, "\""));
     if (out->rank < 0) return c.Error(node, "software fault needs rank >= 0");
+    return absl::OkStatus();
+  }
+  if (out->kind == "slow") {
+    const JobSpec* job = nullptr;
+    for (const JobSpec& j : s.jobs) {
+      if (j.name == out->job) job = &j;
+    }
+    if (job == nullptr) return c.Error(node, absl::StrCat("unknown job \"", out->job, "\""));
+    if (!job->slow_node_detection) {
+      return c.Error(node, absl::StrCat("a slow fault needs slow_node_detection: true on job ",
+                                        job->name));
+    }
+    if (out->rank < 0 || out->rank >= job->pods * job->npus_per_pod) {
+      return c.Error(node, absl::StrCat("rank must be in [0, ", job->pods * job->npus_per_pod,
+                                        ") for job ", job->name));
+    }
+    if (!(out->magnitude > 0 && out->magnitude <= 10)) {
+      return c.Error(node, "magnitude must be in (0, 10]");
+    }
     return absl::OkStatus();
   }
   if (out->kind == "storm" && !out->job.empty()) {
@@ -290,13 +312,16 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
     if (root["replay"]) {
       const YAML::Node r = root["replay"];
       SIM_RETURN_IF_ERROR(
-          c.OnlyKeys(r, "replay", {"trace", "days_per_second", "max_events", "start_s"}));
+          c.OnlyKeys(r, "replay", {"trace", "days_per_second", "max_events", "start_s", "from_day"}));
       ReplaySpec replay;
       replay.line = r.Mark().line + 1;
       SIM_RETURN_IF_ERROR(c.Get(r, "trace", &replay.trace));
       SIM_RETURN_IF_ERROR(c.Get(r, "days_per_second", &replay.days_per_second));
       SIM_RETURN_IF_ERROR(c.Get(r, "max_events", &replay.max_events));
       SIM_RETURN_IF_ERROR(c.Get(r, "start_s", &replay.start_s));
+      SIM_RETURN_IF_ERROR(c.Get(r, "from_day", &replay.from_day));
+      if (replay.start_s < 0) return c.Error(r, "start_s must be >= 0");
+      if (replay.from_day < 0) return c.Error(r, "from_day must be >= 0");
       if (replay.trace.empty()) return c.Error(r, "replay needs trace");
       if (replay.days_per_second <= 0) return c.Error(r, "days_per_second must be > 0");
       if (replay.max_events < 0 || replay.max_events > 100000) {
@@ -320,7 +345,7 @@ absl::StatusOr<Scenario> LoadScenario(const std::string& path,
 }
 
 std::string_view DefaultDemoScenario() {
-  return R"(# The built-in demo: 4 nodes x 8 NPUs, 2 training jobs, four kinds of fault.
+  return R"(# The built-in demo: 4 nodes x 8 NPUs, 2 training jobs, four kinds of fault and a slow rank.
 # Faults name the job's pod and an NPU index within it; clustersim finds the node at run time.
 name: demo
 duration_s: 170
@@ -334,6 +359,7 @@ jobs:
     npus_per_pod: 4
     strategies: [retry, recover, dump, exit]
     hot_switch: true
+    slow_node_detection: true
   - name: gpt
     pods: 2
     npus_per_pod: 4
@@ -371,6 +397,14 @@ faults:
     code: 8C03A000
     label: fault storm
     expect: job-reschedule
+  - at_s: 60
+    kind: slow
+    job: llama
+    rank: 2
+    magnitude: 0.5
+    clear_after_s: 40
+    label: slow rank
+    expect: 110001010
 )";
 }
 

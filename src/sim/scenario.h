@@ -36,6 +36,9 @@ struct JobSpec {
   bool process_recover = true;  // PodGroup label process-recover-enable=on
   bool hot_switch = false;      // PodGroup subHealthyStrategy=hotSwitch
   int64_t step_ms = 500;        // simulated training step time
+  // Slow-node detection: the job's ranks write profiling files and a ras-feature-slownode-<job>
+  // ConfigMap turns clusterd's detection on (jobs-ranktable-diagnosis.md §6).
+  bool slow_node_detection = false;
 };
 
 // What a fault is expected to lead to; the demo checks it.
@@ -45,7 +48,8 @@ struct FaultSpec {
   // chip | network | switch | node (through the node's npu-agent), public (PubFault gRPC),
   // software (the job's client reports ReportProcessFault), storm (chip faults on many NPUs at
   // once: `node` + `npus`, or `job`: every NPU of the job's pods; the job's process-level
-  // recovery then fails, as it does when faults keep arriving, and clusterd falls back).
+  // recovery then fails, as it does when faults keep arriving, and clusterd falls back), slow
+  // (`job` + `rank`: that rank computes slowly, seen in the job's profiling data).
   std::string kind;
   std::string node;         // chip, network, switch, node, public
   int npu = -1;             // chip, network, public: the physical NPU on `node`, or with
@@ -58,6 +62,7 @@ struct FaultSpec {
                             // public: the job hit (with `pod`), instead of `node`
   int rank = -1;            // software
   int chip_id = -1, port_id = -1;   // switch
+  double magnitude = 0.5;           // slow: the rank computes (1 + magnitude) times slower
   double clear_after_s = 0;         // > 0: inject the matching recover event later
   std::string expect;       // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
   std::string label;        // shown in the report
@@ -69,7 +74,8 @@ struct ReplaySpec {
   std::string trace;        // path to fault_trace.json
   double days_per_second = 1.0;  // trace time (days) played per wall-clock second
   int max_events = 20;
-  double start_s = 0;
+  double start_s = 0;       // timeline second at which the first replayed episode starts
+  double from_day = 0;      // skip the trace's episodes that start before this day
 };
 
 struct Scenario {

@@ -82,6 +82,8 @@ class Runner {
   void StopAll();
   bool WaitJobsKnown(absl::Duration timeout);
   void Inject(FaultRun& run);
+  absl::Status CreateSlowNodeConfig(const JobSpec& spec);
+  bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);
   void Observe(FaultRun& run);
@@ -118,6 +120,17 @@ absl::Status Runner::StartAll() {
   copts.binary = options_.clusterd_binary;
   copts.store = "dir:" + store_dir;
   copts.work_dir = options_.state_dir + "/run";
+  const std::string profiling_root = options_.state_dir + "/profiling";
+  const bool slow_nodes = std::any_of(scenario_.jobs.begin(), scenario_.jobs.end(),
+                                      [](const JobSpec& j) { return j.slow_node_detection; });
+  if (slow_nodes) {
+    std::filesystem::remove_all(profiling_root, ec);
+    std::filesystem::create_directories(profiling_root, ec);
+    // The slow-node fault names the reporter (the original: ClusterD's own host), here a host
+    // that runs no job, so that the report does not look like an NPU fault of a pod.
+    copts.extra_args = {"--profiling-root", profiling_root, "--slownode-reporter-node",
+                        "clusterd"};
+  }
   auto proc = ClusterdProcess::Start(copts);
   if (!proc.ok()) return proc.status();
   clusterd_ = std::move(*proc);
@@ -144,6 +157,10 @@ absl::Status Runner::StartAll() {
     auto job = std::make_unique<SimTrainingJob>(spec, scheduler_->JobUid(spec.name),
                                                 clusterd_->grpc_address(), *store_, *scheduler_,
                                                 [this](const std::string& e) { Event(e); });
+    if (spec.slow_node_detection) {
+      if (absl::Status s = job->EnableProfiling(profiling_root); !s.ok()) return s;
+      if (absl::Status s = CreateSlowNodeConfig(spec); !s.ok()) return s;
+    }
     if (absl::Status s = job->Start(); !s.ok()) return s;
     std::string pods;
     for (const PodPlacement& p : scheduler_->Placements(spec.name)) {
@@ -155,6 +172,48 @@ absl::Status Runner::StartAll() {
     jobs_[spec.name] = std::move(job);
   }
   return absl::OkStatus();
+}
+
+absl::Status Runner::CreateSlowNodeConfig(const JobSpec& spec) {
+  // jobs-ranktable-diagnosis.md §6.1 with a detection round every second, so that a slow rank
+  // is confirmed within a demo's time.
+  nlohmann::ordered_json conf = {{"jobName", spec.name},
+                                 {"jobNamespace", spec.ns},
+                                 {"normalNumber", 20},
+                                 {"nSigma", 3},
+                                 {"degradationPercentage", 0.3},
+                                 {"nConsecAnomaliesSignifySlow", 3},
+                                 {"nSecondsDoOneDetection", 1},
+                                 {"clusterMeanDistance", 1.3},
+                                 {"cardOneNode", spec.npus_per_pod},
+                                 {"slowNode", 1}};
+  nlohmann::ordered_json cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", absl::StrCat("ras-feature-slownode-", spec.name)},
+        {"namespace", spec.ns},
+        {"labels", {{"fd-ol-slow-node", "true"}}}}},
+      {"data", {{"FeatConf", conf.dump()}}}};
+  absl::StatusOr<store::Object> created = store_->Create(store::kConfigMaps, cm);
+  if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
+  Event(absl::StrCat("slow-node detection on for job ", spec.name));
+  return absl::OkStatus();
+}
+
+bool Runner::SlowRankConfirmed(const FaultRun& run) {
+  httplib::Client http("http://" + clusterd_->http_address());
+  const JobSpec& spec = jobs_[run.job]->spec();
+  auto res = http.Get(absl::StrCat("/api/clusterd/v1/slownode/", spec.name, "?namespace=", spec.ns));
+  if (!res || res->status != 200) return false;
+  auto view = nlohmann::json::parse(res->body, nullptr, false);
+  if (!view.is_object() || view.value("state", "") != "degraded") return false;
+  if (!view.contains("lastResult") || !view["lastResult"].is_object()) return false;
+  const auto& ranks = view["lastResult"].value("slowCalculateRanks", nlohmann::json::array());
+  for (const auto& r : ranks) {
+    if (r.is_number_integer() && r.get<int>() == run.spec->rank) return true;
+  }
+  return false;
 }
 
 void Runner::StopAll() {
@@ -261,6 +320,14 @@ void Runner::Inject(FaultRun& run) {
     run.detected = run.injected;  // the report itself is the detection
     return;
   }
+  if (f.kind == "slow") {
+    run.job = f.job;
+    run.where = absl::StrCat(f.job, " rank ", f.rank);
+    jobs_[f.job]->SetSlowRank(f.rank, f.magnitude);
+    Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " at ", run.where,
+                       " (computes ", 1 + f.magnitude, "x slower)"));
+    return;
+  }
   if (f.kind == "storm") {
     if (!f.job.empty()) {
       for (const PodPlacement& p : scheduler_->Placements(f.job)) {
@@ -345,6 +412,16 @@ bool Runner::Detected(const FaultRun& run) {
 
 void Runner::Observe(FaultRun& run) {
   if (!run.injected.has_value() || run.resumed.has_value()) return;
+  if (run.spec->kind == "slow") {
+    // Training never stops for a slow rank: it is handled once clusterd confirms it (public
+    // fault 110001010 with the rank).
+    if (SlowRankConfirmed(run)) {
+      run.detected = run.decided = run.resumed = absl::Now();
+      run.strategy = "110001010 slow rank";
+      Event(absl::StrCat("clusterd confirms ", run.where, " slow (public fault 110001010)"));
+    }
+    return;
+  }
   if (!run.detected.has_value() && Detected(run)) {
     run.detected = absl::Now();
     Event(absl::StrCat("clusterd sees ", run.spec->code, " at ", run.where));
@@ -468,10 +545,6 @@ absl::Status Runner::Run() {
   std::sort(runs_.begin(), runs_.end(), [](const FaultRun& a, const FaultRun& b) {
     return a.spec->at_s < b.spec->at_s;
   });
-  if (scenario_.replay.has_value()) {
-    std::printf("note: replay of %s is not implemented yet; the scenario's own faults run\n",
-                scenario_.replay->trace.c_str());
-  }
   const absl::Time timeline = absl::Now();
   std::printf("timeline starts; %zu faults scheduled over %.0f s\n", runs_.size(),
               scenario_.duration_s);
@@ -487,7 +560,9 @@ absl::Status Runner::Run() {
       } else if (r.spec->clear_after_s > 0 && !r.cleared &&
                  absl::Now() - *r.injected >= absl::Seconds(r.spec->clear_after_s)) {
         r.cleared = true;
-        if (r.spec->kind == "public") {
+        if (r.spec->kind == "slow") {
+          jobs_[r.job]->SetSlowRank(-1, 0);
+        } else if (r.spec->kind == "public") {
           (void)SendPublicFault(r, "recover");
         } else {
           for (auto [n, npu] : r.npus) InjectAgentEvent(n, npu, *r.spec, "recover");

@@ -138,11 +138,32 @@ void SimTrainingJob::StepLoop() {
     mu_.Unlock();
     const bool now = training();
     const absl::Time at = absl::Now();
+    if (now && profiling_ != nullptr) {
+      // Outside the lock: file writes must not hold up signal handling.
+      int64_t next = 0;
+      {
+        absl::MutexLock again(&mu_);
+        next = step_ + 1;
+      }
+      if (absl::Status s = profiling_->Append(next, static_cast<double>(spec_.step_ms)); !s.ok()) {
+        log_(absl::StrCat("job ", spec_.name, ": ", s.message()));
+      }
+    }
     mu_.Lock();
     if (now) ++step_;
     if (ticks_.size() >= kMaxTicks) ticks_.erase(ticks_.begin(), ticks_.begin() + kMaxTicks / 2);
     ticks_.push_back({at, now});
   }
+}
+
+absl::Status SimTrainingJob::EnableProfiling(const std::string& root) {
+  profiling_ = std::make_unique<SimProfilingFiles>(root, uid_, spec_.pods * spec_.npus_per_pod,
+                                                   spec_.npus_per_pod);
+  return profiling_->Init();
+}
+
+void SimTrainingJob::SetSlowRank(int rank, double magnitude) {
+  if (profiling_ != nullptr) profiling_->SetSlowRank(rank, magnitude);
 }
 
 int64_t SimTrainingJob::step() const {

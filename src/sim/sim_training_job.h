@@ -18,6 +18,7 @@
 #include "client/reset_config_file.h"
 #include "sim/mini_scheduler.h"
 #include "sim/scenario.h"
+#include "sim/sim_profiling.h"
 #include "store/object_store.h"
 
 namespace clusterd::sim {
@@ -47,6 +48,12 @@ class SimTrainingJob final : public client::SignalHandler {
   // clusterd has to fall back; RestoreBehaviour() makes the job well-behaved again.
   void FailProcessRecovery();
   void RestoreBehaviour();
+
+  // Writes the ranks' profiling files (sim/sim_profiling.h) under `root` from now on, one row
+  // per training step. Call before Start().
+  absl::Status EnableProfiling(const std::string& root);
+  // Makes global rank `rank` slow by `magnitude` in the profiling files (-1: none).
+  void SetSlowRank(int rank, double magnitude);
 
   const JobSpec& spec() const { return spec_; }
   const std::string& uid() const { return uid_; }
@@ -80,6 +87,7 @@ class SimTrainingJob final : public client::SignalHandler {
   client::TrainingAgentDriver driver_;
   std::unique_ptr<client::RecoverClient> client_;
   std::unique_ptr<store::WatchHandle> reset_watch_;
+  std::unique_ptr<SimProfilingFiles> profiling_;  // set before Start(), then read-only
 
   mutable absl::Mutex mu_;
   int64_t step_ ABSL_GUARDED_BY(mu_) = 0;

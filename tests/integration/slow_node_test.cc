@@ -19,6 +19,7 @@
 #include "sim/clusterd_process.h"
 #include "sim/mini_scheduler.h"
 #include "sim/sim_nodes.h"
+#include "sim/sim_profiling.h"
 #include "test_env.h"
 
 namespace clusterd {
@@ -32,48 +33,6 @@ constexpr int kTpSize = 4;
 constexpr int kSlowRank = 2;
 constexpr int64_t kInitialSteps = 30;  // written before detection starts (≥ 20, §6.2 step 3)
 constexpr int64_t kFaultStep = 36;     // first step of the slow card
-
-// The node-side files of §6.3 for one job, appended step by step. Rank kSlowRank computes slowly
-// from kFaultStep on: every rank's step takes 1.5x, its TP peers wait for it in the collective
-// (ZP_device rises) while it waits least (ZP_device collapses) — a slow computing card.
-class ProfilingFiles {
- public:
-  ProfilingFiles(fs::path root, std::string job_id) : root_(std::move(root)), job_id_(job_id) {
-    for (int r = 0; r < kRanks; ++r) {
-      const fs::path dir = Dir(r);
-      fs::create_directories(dir);
-      std::ofstream(dir / "parallel_group.json")
-          << R"({"group_0":{"group_name":"tp","group_rank":0,"global_ranks":[0,1,2,3]},)"
-          << R"("group_1":{"group_name":"tp","group_rank":0,"global_ranks":[4,5,6,7]}})";
-      std::ofstream(dir / "steptime.csv") << "step time,durations\n";
-      std::ofstream(dir / "comm.csv")
-          << "step_index,ZP_device,ZP_host,PP_device,PP_host,dataloader_host\n";
-    }
-  }
-
-  // Appends step `step` to every rank's CSVs (one complete line per write).
-  void Append(int64_t step) {
-    const bool faulty = step >= kFaultStep;
-    for (int r = 0; r < kRanks; ++r) {
-      double zp = 50;
-      if (faulty && r / kTpSize == kSlowRank / kTpSize) zp = r == kSlowRank ? 5 : 300;
-      const int64_t step_ns = Ns(faulty ? 1500 : 1000);
-      std::ofstream(Dir(r) / "steptime.csv", std::ios::app) << step << "," << step_ns << "\n";
-      std::ofstream(Dir(r) / "comm.csv", std::ios::app)
-          << step << "," << Ns(zp) << "," << Ns(10) << ",0,0," << Ns(20) << "\n";
-    }
-  }
-
- private:
-  fs::path Dir(int rank) const { return root_ / job_id_ / std::to_string(rank); }
-  // Milliseconds with 1 % noise, as nanoseconds.
-  int64_t Ns(double ms) { return static_cast<int64_t>(ms * (1 + 0.01 * noise_(rng_)) * 1e6); }
-
-  fs::path root_;
-  std::string job_id_;
-  std::mt19937_64 rng_{7};
-  std::normal_distribution<double> noise_{0, 1};
-};
 
 Json FeatConfMap(const std::string& job) {
   // nSecondsDoOneDetection = 1: one round per second, so five slow rounds take seconds.
@@ -124,9 +83,15 @@ TEST(SlowNodeIntegration, SlowRankIsReportedAsPublicFaultAndShownByClusterctl) {
   auto proc = sim::ClusterdProcess::Start(options);
   ASSERT_TRUE(proc.ok()) << proc.status();
 
-  ProfilingFiles files(prof, job_id);
+  // Rank kSlowRank computes slowly from kFaultStep on (sim/sim_profiling.h).
+  sim::SimProfilingFiles files(prof, job_id, kRanks, kTpSize);
+  ASSERT_TRUE(files.Init().ok());
+  auto append = [&](int64_t step) {
+    if (step == kFaultStep) files.SetSlowRank(kSlowRank, 0.5);
+    ASSERT_TRUE(files.Append(step, 1000).ok());
+  };
   int64_t step = 0;
-  while (step < kInitialSteps) files.Append(++step);
+  while (step < kInitialSteps) append(++step);
   ASSERT_TRUE((*store)->Create("configmaps", FeatConfMap("slow")).ok());
 
   httplib::Client http("http://" + (*proc)->http_address());
@@ -146,7 +111,7 @@ TEST(SlowNodeIntegration, SlowRankIsReportedAsPublicFaultAndShownByClusterctl) {
   bool reported = false;
   const absl::Time deadline = absl::Now() + absl::Seconds(45);
   while (!reported && absl::Now() < deadline) {
-    files.Append(++step);
+    append(++step);
     absl::SleepFor(absl::Milliseconds(250));
     reported = slow_fault_on_node();
   }

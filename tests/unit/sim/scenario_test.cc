@@ -48,10 +48,33 @@ TEST(Scenario, DefaultDemoParses) {
   EXPECT_EQ(s->cluster.nodes, 4);
   EXPECT_EQ(s->cluster.npus_per_node, 8);
   ASSERT_EQ(s->jobs.size(), 2u);
-  ASSERT_EQ(s->faults.size(), 4u);
+  ASSERT_EQ(s->faults.size(), 5u);
   EXPECT_EQ(s->faults[0].expect, "retry");
   EXPECT_EQ(s->faults[3].kind, "storm");
   EXPECT_EQ(s->faults[3].job, "gpt");
+  EXPECT_EQ(s->faults[4].kind, "slow");
+  EXPECT_TRUE(s->jobs[0].slow_node_detection);
+}
+
+TEST(Scenario, ASlowRankNeedsDetectionOnItsJobAndARankInRange) {
+  // kBase's job a has 2 pods x 4 NPUs and no slow_node_detection.
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) + "  - {at_s: 1, kind: slow, job: a, rank: 0}\n"),
+      "needs slow_node_detection: true"));
+  std::string with_detection = std::string(kBase);
+  const std::string job_line = "  - name: a\n";
+  with_detection.insert(with_detection.find(job_line) + job_line.size(),
+                        "    slow_node_detection: true\n");
+  EXPECT_TRUE(absl::StrContains(
+      Error(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 8}\n"),
+      "rank must be in [0, 8)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 1, magnitude: 0}\n"),
+      "magnitude must be in (0, 10]"));
+  auto ok = ParseScenario(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 3}\n",
+                          "s.yaml", &Catalog());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_DOUBLE_EQ(ok->faults[0].magnitude, 0.5);
 }
 
 TEST(Scenario, UnknownFaultCodeNamesFileAndLine) {
