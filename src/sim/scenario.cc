@@ -17,7 +17,8 @@ constexpr int kMaxNpus = 64;
 constexpr size_t kMaxFaults = 10000;
 
 const std::set<std::string, std::less<>> kKinds = {"chip",   "network", "switch", "node",
-                                                   "public", "software", "storm",  "slow"};
+                                                   "public", "software", "storm",  "slow",
+                                                   "slow_link"};
 const std::set<std::string, std::less<>> kStrategies = {
     "retry", "recover", "recover-in-place", "dump", "exit", "elastic-training"};
 const std::set<std::string, std::less<>> kAssertions = {"occur", "recover", "once"};
@@ -69,11 +70,12 @@ class Checker {
 
 absl::Status ParseCluster(const Checker& c, const YAML::Node& node, ClusterSpec* out) {
   SIM_RETURN_IF_ERROR(
-      c.OnlyKeys(node, "cluster", {"nodes", "npus_per_node", "chip", "nodes_per_super_pod"}));
+      c.OnlyKeys(node, "cluster", {"nodes", "npus_per_node", "chip", "nodes_per_super_pod", "pingmesh"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "nodes", &out->nodes));
   SIM_RETURN_IF_ERROR(c.Get(node, "npus_per_node", &out->npus_per_node));
   SIM_RETURN_IF_ERROR(c.Get(node, "chip", &out->chip));
   SIM_RETURN_IF_ERROR(c.Get(node, "nodes_per_super_pod", &out->nodes_per_super_pod));
+  SIM_RETURN_IF_ERROR(c.Get(node, "pingmesh", &out->pingmesh));
   if (out->nodes < 1 || out->nodes > kMaxNodes) {
     return c.Error(node, absl::StrCat("nodes must be in [1, ", kMaxNodes, "]"));
   }
@@ -84,6 +86,9 @@ absl::Status ParseCluster(const Checker& c, const YAML::Node& node, ClusterSpec*
     return c.Error(node, "chip must be Ascend910 or Ascend910A3");
   }
   if (out->nodes_per_super_pod < 0) return c.Error(node, "nodes_per_super_pod must be >= 0");
+  if (out->pingmesh && (out->chip != "Ascend910A3" || out->nodes_per_super_pod == 0)) {
+    return c.Error(node, "pingmesh needs chip Ascend910A3 and nodes_per_super_pod > 0");
+  }
   return absl::OkStatus();
 }
 
@@ -181,7 +186,7 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
   }
   if (kKinds.count(out->kind) == 0) {
     return c.Error(node, absl::StrCat("unknown fault kind \"", out->kind,
-                                      "\" (chip, network, switch, node, public, software, storm, slow)"));
+                                      "\" (chip, network, switch, node, public, software, storm, slow, slow_link)"));
   }
   if (kAssertions.count(out->assertion) == 0) {
     return c.Error(node, "assertion must be occur, recover or once");
@@ -210,6 +215,20 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     }
     if (!(out->magnitude > 0 && out->magnitude <= 10)) {
       return c.Error(node, "magnitude must be in (0, 10]");
+    }
+    return absl::OkStatus();
+  }
+  if (out->kind == "slow_link") {
+    if (!s.cluster.pingmesh) return c.Error(node, "a slow_link fault needs cluster pingmesh: true");
+    if (NodeIndex(s.cluster, out->node) == 0) {
+      return c.Error(node, absl::StrCat("unknown node \"", out->node, "\""));
+    }
+    if (out->npu < 0 || out->npu >= s.cluster.npus_per_node) {
+      return c.Error(node, absl::StrCat("npu must be in [0, ", s.cluster.npus_per_node, ")"));
+    }
+    if (!(out->magnitude >= 3 && out->magnitude <= 1000)) {
+      // A path is faulty at mean + 3 ms over its 1 ms baseline (§7.4 step 4).
+      return c.Error(node, "magnitude of a slow_link must be in [3, 1000]");
     }
     return absl::OkStatus();
   }

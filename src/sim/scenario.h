@@ -22,6 +22,9 @@ struct ClusterSpec {
   int npus_per_node = 8;
   std::string chip = "Ascend910";  // Ascend910 (A2 layout) or Ascend910A3 (super pods)
   int nodes_per_super_pod = 0;     // A3: nodes per super pod (0: not a super-pod cluster)
+  // A3 super pods only: clusterd's slow-network detection on (`--ras-net-root`, the
+  // pingmesh-config ConfigMap with task_interval 1) and the nodes' pingmesh probes emulated.
+  bool pingmesh = false;
 };
 
 struct JobSpec {
@@ -49,7 +52,8 @@ struct FaultSpec {
   // software (the job's client reports ReportProcessFault), storm (chip faults on many NPUs at
   // once: `node` + `npus`, or `job`: every NPU of the job's pods; the job's process-level
   // recovery then fails, as it does when faults keep arriving, and clusterd falls back), slow
-  // (`job` + `rank`: that rank computes slowly, seen in the job's profiling data).
+  // (`job` + `rank`: that rank computes slowly, seen in the job's profiling data), slow_link
+  // (`node` + `npu`: every pingmesh path from or to that NPU takes 1 ms x (1 + magnitude)).
   std::string kind;
   std::string node;         // chip, network, switch, node, public
   int npu = -1;             // chip, network, public: the physical NPU on `node`, or with
@@ -62,7 +66,7 @@ struct FaultSpec {
                             // public: the job hit (with `pod`), instead of `node`
   int rank = -1;            // software
   int chip_id = -1, port_id = -1;   // switch
-  double magnitude = 0.5;           // slow: the rank computes (1 + magnitude) times slower
+  double magnitude = 0.5;           // slow, slow_link: (1 + magnitude) times slower
   double clear_after_s = 0;         // > 0: inject the matching recover event later
   std::string expect;       // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
   std::string label;        // shown in the report

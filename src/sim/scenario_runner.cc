@@ -24,6 +24,8 @@
 #include "sim/clusterd_process.h"
 #include "sim/mini_scheduler.h"
 #include "sim/sim_nodes.h"
+#include "sim/sim_objects.h"
+#include "sim/sim_pingmesh.h"
 #include "sim/sim_training_job.h"
 #include "store/object_store.h"
 
@@ -83,6 +85,8 @@ class Runner {
   bool WaitJobsKnown(absl::Duration timeout);
   void Inject(FaultRun& run);
   absl::Status CreateSlowNodeConfig(const JobSpec& spec);
+  absl::Status CreatePingmeshConfig();
+  std::string NetFaultSeen();
   bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);
@@ -100,6 +104,7 @@ class Runner {
   std::unique_ptr<ClusterdProcess> clusterd_;
   std::unique_ptr<store::ObjectStore> store_;
   std::unique_ptr<SimNodes> nodes_;
+  std::unique_ptr<SimPingmesh> pingmesh_;  // with cluster pingmesh: true
   std::unique_ptr<MiniScheduler> scheduler_;
   std::map<std::string, std::unique_ptr<SimTrainingJob>> jobs_;
   std::vector<FaultRun> runs_;
@@ -131,6 +136,14 @@ absl::Status Runner::StartAll() {
     copts.extra_args = {"--profiling-root", profiling_root, "--slownode-reporter-node",
                         "clusterd"};
   }
+  const std::string ras_root = options_.state_dir + "/ras-net";
+  if (scenario_.cluster.pingmesh) {
+    std::filesystem::remove_all(ras_root, ec);
+    std::filesystem::create_directories(ras_root, ec);
+    copts.extra_args.push_back("--ras-net-root");
+    copts.extra_args.push_back(ras_root);
+    pingmesh_ = std::make_unique<SimPingmesh>(ras_root);
+  }
   auto proc = ClusterdProcess::Start(copts);
   if (!proc.ok()) return proc.status();
   clusterd_ = std::move(*proc);
@@ -141,6 +154,9 @@ absl::Status Runner::StartAll() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
 
+  if (scenario_.cluster.pingmesh) {
+    if (absl::Status s = CreatePingmeshConfig(); !s.ok()) return s;
+  }
   nodes_ = std::make_unique<SimNodes>(*store_, scenario_.cluster, options_.data_dir);
   if (absl::Status s = nodes_->Start(); !s.ok()) return s;
   std::printf("%d nodes x %d NPUs (%s) reporting through their npu-agents\n",
@@ -199,6 +215,35 @@ absl::Status Runner::CreateSlowNodeConfig(const JobSpec& spec) {
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   Event(absl::StrCat("slow-node detection on for job ", spec.name));
   return absl::OkStatus();
+}
+
+absl::Status Runner::CreatePingmeshConfig() {
+  // jobs-ranktable-diagnosis.md §7.1: detection on for every super pod, the shortest interval.
+  nlohmann::ordered_json cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", "pingmesh-config"},
+        {"namespace", "cluster-system"},
+        {"labels", {{"app", "pingmesh"}, {"mx-consumer-cim", "true"}}}}},
+      {"data", {{"global", R"({"activate":"on","task_interval":1})"}}}};
+  absl::StatusOr<store::Object> created = store_->Create(store::kConfigMaps, cm);
+  if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
+  Event("pingmesh on: clusterd publishes the super-pod topology, the nodes probe every second");
+  return absl::OkStatus();
+}
+
+std::string Runner::NetFaultSeen() {
+  httplib::Client http("http://" + clusterd_->http_address());
+  auto res = http.Get("/api/clusterd/v1/faults");
+  if (!res || res->status != 200) return "";
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (!body.is_object() || !body.contains("items")) return "";
+  for (const auto& item : body["items"]) {
+    const std::string code = item.value("code", "");
+    if (code == "200001010" || code == "200001011" || code == "200001012") return code;
+  }
+  return "";
 }
 
 bool Runner::SlowRankConfirmed(const FaultRun& run) {
@@ -328,6 +373,13 @@ void Runner::Inject(FaultRun& run) {
                        " (computes ", 1 + f.magnitude, "x slower)"));
     return;
   }
+  if (f.kind == "slow_link") {
+    run.where = absl::StrCat(f.node, "/npu", f.npu);
+    pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, f.npu), 1 + f.magnitude);
+    Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " at ", run.where,
+                       " (every path from or to it takes ", 1 + f.magnitude, " ms)"));
+    return;
+  }
   if (f.kind == "storm") {
     if (!f.job.empty()) {
       for (const PodPlacement& p : scheduler_->Placements(f.job)) {
@@ -412,6 +464,15 @@ bool Runner::Detected(const FaultRun& run) {
 
 void Runner::Observe(FaultRun& run) {
   if (!run.injected.has_value() || run.resumed.has_value()) return;
+  if (run.spec->kind == "slow_link") {
+    // Handled once clusterd's pingmesh analysis reports the link (§7.5).
+    if (const std::string code = NetFaultSeen(); !code.empty()) {
+      run.detected = run.decided = run.resumed = absl::Now();
+      run.strategy = absl::StrCat(code, " slow link");
+      Event(absl::StrCat("clusterd reports ", run.where, "'s link (public fault ", code, ")"));
+    }
+    return;
+  }
   if (run.spec->kind == "slow") {
     // Training never stops for a slow rank: it is handled once clusterd confirms it (public
     // fault 110001010 with the rank).
@@ -550,6 +611,7 @@ absl::Status Runner::Run() {
               scenario_.duration_s);
   const absl::Time end = timeline + absl::Seconds(scenario_.duration_s);
   absl::Time next_progress = absl::Now();
+  absl::Time next_probe = absl::Now();
   while (absl::Now() < end) {
     const double t = absl::ToDoubleSeconds(absl::Now() - timeline);
     bool all_injected = true;
@@ -562,6 +624,10 @@ absl::Status Runner::Run() {
         r.cleared = true;
         if (r.spec->kind == "slow") {
           jobs_[r.job]->SetSlowRank(-1, 0);
+        } else if (r.spec->kind == "slow_link") {
+          int node = 0;
+          absl::SimpleAtoi(absl::string_view(r.spec->node).substr(5), &node);
+          pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, r.spec->npu), 0);
         } else if (r.spec->kind == "public") {
           (void)SendPublicFault(r, "recover");
         } else {
@@ -569,6 +635,10 @@ absl::Status Runner::Run() {
         }
       }
       Observe(r);
+    }
+    if (pingmesh_ != nullptr && absl::Now() >= next_probe) {
+      if (absl::Status s = pingmesh_->Probe(absl::Now()); !s.ok()) Event(std::string(s.message()));
+      next_probe = absl::Now() + absl::Seconds(1);
     }
     if (absl::Now() >= next_progress) {
       Progress();

@@ -15,6 +15,18 @@ std::string DeviceIp(int node_index, int npu) {
   return absl::StrCat("10.0.", node_index, ".", 10 + npu);
 }
 
+int ServerIndex(const ClusterSpec& cluster, int node_index) {
+  return cluster.nodes_per_super_pod > 0 ? (node_index - 1) % cluster.nodes_per_super_pod
+                                         : node_index - 1;
+}
+
+uint32_t SuperDeviceId(const ClusterSpec& cluster, int node_index, int npu) {
+  const uint32_t server = static_cast<uint32_t>(ServerIndex(cluster, node_index)) & 0x3FF;
+  const uint32_t phy = static_cast<uint32_t>(npu);
+  const uint32_t die = (phy / 2) * 4 + phy % 2;
+  return server << 22 | (die & 0x3F) << 16 | (phy & 0xFFFF);
+}
+
 std::string StableUid(std::string_view seed) {
   const std::string hex = Sha256Hex(seed);
   return absl::StrCat(hex.substr(0, 8), "-", hex.substr(8, 4), "-4", hex.substr(13, 3), "-8",
@@ -29,6 +41,20 @@ Json NodeObject(const ClusterSpec& cluster, int node_index) {
   Json annotations = {{"product-serial-number", absl::StrCat("SN", 100000 + node_index)}};
   if (cluster.nodes_per_super_pod > 0) {
     annotations["superPodID"] = std::to_string((node_index - 1) / cluster.nodes_per_super_pod);
+    if (cluster.chip == "Ascend910A3") {
+      // What the device plugin publishes on A3 super-pod nodes (§1.3): the pingmesh topology of
+      // §7.2 is built from these.
+      annotations["serverType"] = "A3";
+      annotations["serverIndex"] = std::to_string(ServerIndex(cluster, node_index));
+      Json infos = Json::object();
+      for (int npu = 0; npu < cluster.npus_per_node; ++npu) {
+        infos[absl::StrCat("Ascend910-", npu)] = {
+            {"IP", DeviceIp(node_index, npu)},
+            {"SuperDeviceID", SuperDeviceId(cluster, node_index, npu)},
+            {"levelList", Json::array()}};
+      }
+      annotations["baseDeviceInfos"] = infos.dump();
+    }
   }
   return Json{
       {"apiVersion", "v1"},

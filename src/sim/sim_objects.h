@@ -4,6 +4,7 @@
 // AscendJob that owns a training job, its Volcano PodGroup, its pods (with `hccl/rankIndex` and
 // the device plugin's allocation annotation, jobs-ranktable-diagnosis.md §1.4) and the
 // `reset-config-<job>` ConfigMap (recovery-protocol.md §11.1).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ inline constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 
 std::string NodeIp(int node_index);
 std::string DeviceIp(int node_index, int npu);
+// A3 super-pod layout: the node's index within its super pod (annotation `serverIndex`) and the
+// SDID of one of its NPUs (`SuperDeviceID` in `baseDeviceInfos`; jobs-ranktable-diagnosis.md
+// §1.3, §7.3): server << 22 | (4·(phy/2) + phy%2) << 16 | phy, the layout of the spec's example.
+int ServerIndex(const ClusterSpec& cluster, int node_index);
+uint32_t SuperDeviceId(const ClusterSpec& cluster, int node_index, int npu);
 // A stable UID derived from `seed` (job and pod identities must be UIDs, §1.5).
 std::string StableUid(std::string_view seed);
 

@@ -127,5 +127,27 @@ TEST(Scenario, NetworkFaultsMustBeNetworkCodes) {
   EXPECT_TRUE(ok.ok()) << ok.status();
 }
 
+TEST(Scenario, ASlowLinkNeedsAPingmeshSuperPodCluster) {
+  EXPECT_TRUE(absl::StrContains(
+      Error(std::string(kBase) +
+            "  - {at_s: 1, kind: slow_link, node: node-1, npu: 0, magnitude: 9}\n"),
+      "needs cluster pingmesh: true"));
+  EXPECT_TRUE(absl::StrContains(Error("name: t\ncluster:\n  nodes: 2\n  pingmesh: true\n"),
+                                "pingmesh needs chip Ascend910A3"));
+  const std::string a3 =
+      "name: t\ncluster:\n  nodes: 4\n  npus_per_node: 16\n  chip: Ascend910A3\n"
+      "  nodes_per_super_pod: 4\n  pingmesh: true\nfaults:\n";
+  EXPECT_TRUE(absl::StrContains(
+      Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 16, magnitude: 9}\n"),
+      "npu must be in [0, 16)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 1}\n"),
+      "magnitude of a slow_link must be in [3, 1000]"));
+  auto ok = ParseScenario(a3 + "  - {at_s: 1, kind: slow_link, node: node-4, npu: 3, magnitude: 9}\n",
+                          "s.yaml", &Catalog());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(ok->cluster.pingmesh);
+}
+
 }  // namespace
 }  // namespace clusterd::sim
