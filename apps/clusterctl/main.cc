@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/channel.h"
-#include "httplib.h"
 #include "ctl_common.h"
+#include "httplib.h"
 #include "ops.h"
 #include "output.h"
 #include "profiling.grpc.pb.h"
@@ -33,14 +33,27 @@ using clusterctl::Usage;
 
 // Resource aliases, as kubectl spells them.
 const std::map<std::string, std::string>& ResourceAliases() {
-  static const auto* aliases = new std::map<std::string, std::string>{
-      {"cm", "configmaps"},       {"configmap", "configmaps"},   {"configmaps", "configmaps"},
-      {"po", "pods"},             {"pod", "pods"},               {"pods", "pods"},
-      {"no", "nodes"},            {"node", "nodes"},             {"nodes", "nodes"},
-      {"pg", "podgroups"},        {"podgroup", "podgroups"},     {"podgroups", "podgroups"},
-      {"ascendjob", "ascendjobs"}, {"ascendjobs", "ascendjobs"}, {"lease", "leases"},
-      {"leases", "leases"},       {"ev", "events"},              {"event", "events"},
-      {"events", "events"},       {"vcjob", "jobs"},             {"vcjobs", "jobs"}};
+  static const auto* aliases = new std::map<std::string, std::string>{{"cm", "configmaps"},
+                                                                      {"configmap", "configmaps"},
+                                                                      {"configmaps", "configmaps"},
+                                                                      {"po", "pods"},
+                                                                      {"pod", "pods"},
+                                                                      {"pods", "pods"},
+                                                                      {"no", "nodes"},
+                                                                      {"node", "nodes"},
+                                                                      {"nodes", "nodes"},
+                                                                      {"pg", "podgroups"},
+                                                                      {"podgroup", "podgroups"},
+                                                                      {"podgroups", "podgroups"},
+                                                                      {"ascendjob", "ascendjobs"},
+                                                                      {"ascendjobs", "ascendjobs"},
+                                                                      {"lease", "leases"},
+                                                                      {"leases", "leases"},
+                                                                      {"ev", "events"},
+                                                                      {"event", "events"},
+                                                                      {"events", "events"},
+                                                                      {"vcjob", "jobs"},
+                                                                      {"vcjobs", "jobs"}};
   return *aliases;
 }
 
@@ -59,7 +72,8 @@ int Health(const Globals& g) {
   std::string grpc_detail = st.ok() ? absl::StrCat("code=", resp.code(), " ", resp.info())
                                     : absl::StrCat("unreachable: ", st.error_message());
   healthy &= st.ok() && resp.code() == 0;
-  report["grpc"] = {{"address", g.grpc_addr}, {"ok", st.ok() && resp.code() == 0}, {"detail", grpc_detail}};
+  report["grpc"] = {
+      {"address", g.grpc_addr}, {"ok", st.ok() && resp.code() == 0}, {"detail", grpc_detail}};
 
   auto http = HttpClient(g);
   for (const char* path : {"/healthz", "/readyz"}) {
@@ -74,8 +88,8 @@ int Health(const Globals& g) {
 
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, item] : report.items()) {
-    rows.push_back({name, item["address"].get<std::string>(), item["ok"].get<bool>() ? "ok" : "FAIL",
-                    item["detail"].get<std::string>()});
+    rows.push_back({name, item["address"].get<std::string>(),
+                    item["ok"].get<bool>() ? "ok" : "FAIL", item["detail"].get<std::string>()});
   }
   int rc = Print(g, report, {"CHECK", "ADDRESS", "STATUS", "DETAIL"}, rows);
   if (rc != kExitOk) return rc;
@@ -91,7 +105,8 @@ std::vector<std::string> RowFor(const std::string& resource, const nlohmann::ord
   }
   row.push_back(md.value("name", ""));
   if (resource == "configmaps") {
-    row.push_back(std::to_string(o.contains("data") && o["data"].is_object() ? o["data"].size() : 0));
+    row.push_back(
+        std::to_string(o.contains("data") && o["data"].is_object() ? o["data"].size() : 0));
   } else if (resource == "pods") {
     row.push_back(o.contains("spec") ? o["spec"].value("nodeName", "") : "");
     row.push_back(o.contains("status") ? o["status"].value("phase", "") : "");
@@ -106,7 +121,8 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
   if (alias == ResourceAliases().end()) {
     std::vector<std::string> known;
     for (const auto& [k, v] : ResourceAliases()) known.push_back(k);
-    return Usage(absl::StrCat("unknown resource type \"", kind, "\"; known: ", absl::StrJoin(known, ", ")));
+    return Usage(
+        absl::StrCat("unknown resource type \"", kind, "\"; known: ", absl::StrJoin(known, ", ")));
   }
   const std::string& resource = alias->second;
   if (all_namespaces && !name.empty()) {
@@ -119,7 +135,8 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
     path = absl::StrCat("/api/v1/namespaces/", ns, "/", resource);
   }
   if (!name.empty()) absl::StrAppend(&path, "/", name);
-  if (!selector.empty()) absl::StrAppend(&path, "?labelSelector=", httplib::detail::encode_query_param(selector));
+  if (!selector.empty())
+    absl::StrAppend(&path, "?labelSelector=", httplib::detail::encode_query_param(selector));
 
   nlohmann::ordered_json body;
   if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
@@ -150,39 +167,69 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
   return Print(g, body, headers, rows);
 }
 
-
 // ---- the job registry (clusterd's /api/clusterd/v1 endpoints) ----
 
 std::string JobPath(const std::string& job, const std::string& ns, const std::string& suffix) {
-  std::string path = absl::StrCat("/api/clusterd/v1/jobs/",
-                                  httplib::detail::encode_query_param(job), suffix);
+  std::string path =
+      absl::StrCat("/api/clusterd/v1/jobs/", httplib::detail::encode_query_param(job), suffix);
   if (!ns.empty()) absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
   return path;
 }
 
-int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bool all_namespaces) {
+// One per-job endpoint of clusterd, listed (`<base>`, in `ns` unless every namespace) or for one
+// job (`<base>/<name>?namespace=<ns>`): `body` is what the server sent, `items` the jobs in it.
+struct JobListing {
   nlohmann::ordered_json body;
-  std::string path = name.empty() ? "/api/clusterd/v1/jobs" : JobPath(name, ns, "");
-  if (name.empty() && !all_namespaces) {
+  std::vector<nlohmann::ordered_json> items;
+};
+
+// Fetches the listing; an empty list in table mode is reported as "No <what> found ..." on
+// stderr and leaves `items` empty, which the caller takes as done.
+int FetchJobListing(const Globals& g, const std::string& base, const std::string& name,
+                    const std::string& ns, bool all_namespaces, const char* what, JobListing* out) {
+  std::string path =
+      name.empty() ? base : absl::StrCat(base, "/", httplib::detail::encode_query_param(name));
+  if (!name.empty() || !all_namespaces) {
     absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
   }
-  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
-  std::vector<nlohmann::ordered_json> jobs;
-  if (name.empty()) {
-    for (const auto& item : body["items"]) jobs.push_back(item);
-  } else {
-    jobs.push_back(body);
+  if (int rc = FetchJson(g, path, &out->body); rc != kExitOk) return rc;
+  if (!name.empty()) {
+    out->items.push_back(out->body);
+  } else if (out->body.contains("items") && out->body["items"].is_array()) {
+    for (const auto& item : out->body["items"]) out->items.push_back(item);
   }
-  if (jobs.empty() && g.output == "table") {
-    std::fprintf(stderr, "No jobs found%s.\n",
+  if (out->items.empty() && g.output == "table") {
+    std::fprintf(stderr, "No %s found%s.\n", what,
                  all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
-    return kExitOk;
   }
+  return kExitOk;
+}
+
+// The column headers, with NAMESPACE first when every namespace is listed.
+std::vector<std::string> Headers(bool all_namespaces, std::initializer_list<const char*> names) {
   std::vector<std::string> headers;
   if (all_namespaces) headers.push_back("NAMESPACE");
-  for (const char* h : {"NAME", "JOB ID", "STATUS", "FRAMEWORK", "REPLICAS", "PODS", "NPUS", "AGE"}) {
-    headers.push_back(h);
+  headers.insert(headers.end(), names.begin(), names.end());
+  return headers;
+}
+
+// A listing printed as -o json/yaml, or as a table of `rows` when it is a list.
+int PrintListing(const Globals& g, const std::string& name, const JobListing& listing,
+                 const std::vector<std::string>& headers,
+                 const std::vector<std::vector<std::string>>& rows) {
+  return Print(g, name.empty() ? listing.body : listing.items.front(), headers, rows);
+}
+
+int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bool all_namespaces) {
+  JobListing listing;
+  if (int rc =
+          FetchJobListing(g, "/api/clusterd/v1/jobs", name, ns, all_namespaces, "jobs", &listing);
+      rc != kExitOk || listing.items.empty()) {
+    return rc;
   }
+  const std::vector<nlohmann::ordered_json>& jobs = listing.items;
+  const std::vector<std::string> headers = Headers(
+      all_namespaces, {"NAME", "JOB ID", "STATUS", "FRAMEWORK", "REPLICAS", "PODS", "NPUS", "AGE"});
   std::vector<std::vector<std::string>> rows;
   const absl::Time now = absl::Now();
   for (const auto& j : jobs) {
@@ -200,7 +247,7 @@ int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bo
     row.push_back(clusterctl::Age(j.value("createTime", ""), now));
     rows.push_back(std::move(row));
   }
-  return Print(g, name.empty() ? body : jobs.front(), headers, rows);
+  return PrintListing(g, name, listing, headers, rows);
 }
 
 // ---- the fault centre (clusterctl get faults [--node N] [--job J]) ----
@@ -251,31 +298,16 @@ std::string FaultRanksText(const nlohmann::ordered_json& j) {
 
 int GetRecovery(const Globals& g, const std::string& name, const std::string& ns,
                 bool all_namespaces) {
-  nlohmann::ordered_json body;
-  std::string path = name.empty() ? "/api/clusterd/v1/recovery"
-                                  : absl::StrCat("/api/clusterd/v1/recovery/",
-                                                 httplib::detail::encode_query_param(name));
-  if (!name.empty() || !all_namespaces) {
-    absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  JobListing listing;
+  if (int rc = FetchJobListing(g, "/api/clusterd/v1/recovery", name, ns, all_namespaces,
+                               "recovery controllers", &listing);
+      rc != kExitOk || listing.items.empty()) {
+    return rc;
   }
-  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
-  std::vector<nlohmann::ordered_json> jobs;
-  if (name.empty()) {
-    for (const auto& item : body["items"]) jobs.push_back(item);
-  } else {
-    jobs.push_back(body);
-  }
-  if (jobs.empty() && g.output == "table") {
-    std::fprintf(stderr, "No recovery controllers found%s.\n",
-                 all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
-    return kExitOk;
-  }
-  std::vector<std::string> headers;
-  if (all_namespaces) headers.push_back("NAMESPACE");
-  for (const char* h : {"NAME", "JOB ID", "STATE", "STRATEGY", "FAULT RANKS", "UUID", "SUBSCRIBED",
-                        "STEPS"}) {
-    headers.push_back(h);
-  }
+  const std::vector<nlohmann::ordered_json>& jobs = listing.items;
+  const std::vector<std::string> headers = Headers(
+      all_namespaces,
+      {"NAME", "JOB ID", "STATE", "STRATEGY", "FAULT RANKS", "UUID", "SUBSCRIBED", "STEPS"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs) {
     std::vector<std::string> row;
@@ -292,16 +324,14 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
     row.push_back(std::to_string(j.contains("history") ? j["history"].size() : 0));
     rows.push_back(std::move(row));
   }
-  if (name.empty() || g.output != "table") {
-    return Print(g, name.empty() ? body : jobs.front(), headers, rows);
-  }
+  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
   // One job as a table: the summary, then the history of the current cycle.
   std::cout << clusterctl::RenderTable(headers, rows);
   std::vector<std::vector<std::string>> history;
   if (jobs.front().contains("history")) {
     for (const auto& h : jobs.front()["history"]) {
-      history.push_back({h.value("at", ""), h.value("from", ""), h.value("event", ""),
-                         h.value("to", "")});
+      history.push_back(
+          {h.value("at", ""), h.value("from", ""), h.value("event", ""), h.value("to", "")});
     }
   }
   if (history.empty()) {
@@ -343,8 +373,8 @@ std::string BaselineText(const nlohmann::ordered_json& ranks) {
 
 bool IsSlowResult(const nlohmann::ordered_json& result) {
   const auto slow = result.find("isSlow");  // 0/1 in the result JSON
-  return slow != result.end() && (slow->is_boolean() ? slow->get<bool>()
-                                                     : slow->is_number() && slow->get<double>() != 0);
+  return slow != result.end() &&
+         (slow->is_boolean() ? slow->get<bool>() : slow->is_number() && slow->get<double>() != 0);
 }
 
 // The ranks the last cluster result localized: slow computing cards, else slow communication
@@ -369,36 +399,22 @@ std::string LatestResultText(const nlohmann::ordered_json& j) {
   const auto& r = j["lastResult"];
   if (!IsSlowResult(r)) return "normal";
   const auto level = r.find("degradationLevel");
-  return level != r.end() && level->is_string() ? absl::StrCat("slow (", level->get<std::string>(), ")")
-                                                : "slow";
+  return level != r.end() && level->is_string()
+             ? absl::StrCat("slow (", level->get<std::string>(), ")")
+             : "slow";
 }
 
 int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns,
                 bool all_namespaces) {
-  nlohmann::ordered_json body;
-  std::string path = name.empty() ? "/api/clusterd/v1/slownode"
-                                  : absl::StrCat("/api/clusterd/v1/slownode/",
-                                                 httplib::detail::encode_query_param(name));
-  if (!name.empty() || !all_namespaces) {
-    absl::StrAppend(&path, "?namespace=", httplib::detail::encode_query_param(ns));
+  JobListing listing;
+  if (int rc = FetchJobListing(g, "/api/clusterd/v1/slownode", name, ns, all_namespaces,
+                               "slow-node detections", &listing);
+      rc != kExitOk || listing.items.empty()) {
+    return rc;
   }
-  if (int rc = FetchJson(g, path, &body); rc != kExitOk) return rc;
-  std::vector<nlohmann::ordered_json> jobs;
-  if (name.empty()) {
-    for (const auto& item : body["items"]) jobs.push_back(item);
-  } else {
-    jobs.push_back(body);
-  }
-  if (jobs.empty() && g.output == "table") {
-    std::fprintf(stderr, "No slow-node detections found%s.\n",
-                 all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
-    return kExitOk;
-  }
-  std::vector<std::string> headers;
-  if (all_namespaces) headers.push_back("NAMESPACE");
-  for (const char* h : {"JOB", "STATE", "STEP", "BASELINE", "SLOW RANKS", "LATEST RESULT"}) {
-    headers.push_back(h);
-  }
+  const std::vector<nlohmann::ordered_json>& jobs = listing.items;
+  const std::vector<std::string> headers =
+      Headers(all_namespaces, {"JOB", "STATE", "STEP", "BASELINE", "SLOW RANKS", "LATEST RESULT"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : jobs) {
     std::vector<std::string> row;
@@ -414,9 +430,7 @@ int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns
     row.push_back(LatestResultText(j));
     rows.push_back(std::move(row));
   }
-  if (name.empty() || g.output != "table") {
-    return Print(g, name.empty() ? body : jobs.front(), headers, rows);
-  }
+  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
   // One job as a table: the summary, then one line per rank.
   std::cout << clusterctl::RenderTable(headers, rows);
   std::vector<std::vector<std::string>> per_rank;
@@ -436,6 +450,55 @@ int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns
                      per_rank);
   }
   return kExitOk;
+}
+
+// ---- the slow-network detection (clusterctl get netfault [SUPERPOD]) ----
+
+// One row per super pod of the pingmesh analysis (jobs-ranktable-diagnosis.md §7), or one super
+// pod; the last alarms as "src->dst type" (fault type 0 delay, 1 loss, 2 disconnect).
+int GetNetFault(const Globals& g, const std::string& super_pod) {
+  nlohmann::ordered_json body;
+  if (int rc = FetchJson(g, "/api/clusterd/v1/netfault", &body); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> rows;
+  nlohmann::ordered_json selected = nlohmann::ordered_json::array();
+  const auto pods = body.contains("superPods") && body["superPods"].is_array()
+                        ? body["superPods"]
+                        : nlohmann::ordered_json::array();
+  for (const auto& p : pods) {
+    const std::string id = p.value("superPodId", "");
+    if (!super_pod.empty() && id != super_pod) continue;
+    selected.push_back(p);
+    std::string alarms;
+    if (p.contains("lastAlarms") && p["lastAlarms"].is_array()) {
+      for (const auto& a : p["lastAlarms"]) {
+        static constexpr const char* kTypes[] = {"delay", "loss", "disconnect"};
+        const int64_t type = a.value("faultType", int64_t{0});
+        absl::StrAppend(&alarms, alarms.empty() ? "" : ",", a.value("srcId", ""), "->",
+                        a.value("dstId", ""), " ", type >= 0 && type <= 2 ? kTypes[type] : "?");
+      }
+    }
+    const std::string error = p.value("lastError", "");
+    rows.push_back({id, std::to_string(p.value("nodes", int64_t{0})),
+                    std::to_string(p.value("npus", int64_t{0})), p.value("detection", ""),
+                    absl::StrCat(p.value("period", int64_t{0}), "s"),
+                    std::to_string(p.value("rounds", int64_t{0})),
+                    std::to_string(p.value("faultsSent", int64_t{0})),
+                    alarms.empty() ? "<none>" : alarms, error.empty() ? "<none>" : error});
+  }
+  if (!super_pod.empty() && selected.empty()) {
+    std::fprintf(stderr, "error: super pod %s is not known to the slow-network detection\n",
+                 super_pod.c_str());
+    return kExitError;
+  }
+  if (rows.empty() && g.output == "table") {
+    std::fprintf(stderr, "No super pods (detection %s%s).\n", body.value("detection", "").c_str(),
+                 body.value("rootReady", false) ? "" : ", root not ready");
+    return kExitOk;
+  }
+  return Print(g, super_pod.empty() ? body : selected.front(),
+               {"SUPER POD", "NODES", "NPUS", "DETECTION", "PERIOD", "ROUNDS", "FAULTS SENT",
+                "LAST ALARMS", "LAST ERROR"},
+               rows);
 }
 
 int GetRankTable(const Globals& g, const std::string& job, const std::string& ns) {
@@ -520,9 +583,11 @@ int DataTrace(const Globals& g, const std::string& action, const std::string& jo
               {"SaveCheckpoint", sw.savecheckpoint()},
               {"FP", sw.fp()},
               {"DataLoader", sw.dataloader()}}}};
-  int rc = Print(g, report, {"JOB", "CODE", "COMMUNICATION", "STEP", "CHECKPOINT", "FP", "DATALOADER", "MESSAGE"},
-                 {{ns_name, std::to_string(code), sw.communicationoperator(), sw.step(),
-                   sw.savecheckpoint(), sw.fp(), sw.dataloader(), message}});
+  int rc =
+      Print(g, report,
+            {"JOB", "CODE", "COMMUNICATION", "STEP", "CHECKPOINT", "FP", "DATALOADER", "MESSAGE"},
+            {{ns_name, std::to_string(code), sw.communicationoperator(), sw.step(),
+              sw.savecheckpoint(), sw.fp(), sw.dataloader(), message}});
   if (rc != kExitOk) return rc;
   return code == 200 ? kExitOk : kExitError;
 }
@@ -548,7 +613,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for clusterd")->capture_default_str();
 
-  CLI::App* health = app.add_subcommand("health", "Check that clusterd serves (gRPC HealthCheck, /healthz, /readyz)");
+  CLI::App* health = app.add_subcommand(
+      "health", "Check that clusterd serves (gRPC HealthCheck, /healthz, /readyz)");
 
   CLI::App* get = app.add_subcommand("get", "List objects, or show one by name");
   std::string kind, name, ns = "default", selector;
@@ -556,7 +622,8 @@ int main(int argc, char** argv) {
   get->add_option("resource", kind,
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
                   "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
-                  "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode [JOB]")
+                  "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode "
+                  "[JOB], netfault [SUPERPOD]")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
@@ -567,7 +634,8 @@ int main(int argc, char** argv) {
   get->add_option("--job", fault_job, "get faults: only NPUs and nodes of this job (id or name)");
 
   CLI::App* datatrace = app.add_subcommand(
-      "datatrace", "Switch a job's profiling markers: datatrace on|off|get JOB [-n NS] [--communication]");
+      "datatrace",
+      "Switch a job's profiling markers: datatrace on|off|get JOB [-n NS] [--communication]");
   std::string dt_action, dt_job, dt_ns = "default";
   bool dt_communication = false;
   datatrace->add_option("action", dt_action, "on, off or get")->required();
@@ -576,26 +644,34 @@ int main(int argc, char** argv) {
   datatrace->add_flag("--communication", dt_communication,
                       "With on: also the communication-operator markers");
 
-  CLI::App* describe = app.add_subcommand("describe", "Show everything clusterd knows of an object: describe job JOB");
+  CLI::App* describe = app.add_subcommand(
+      "describe", "Show everything clusterd knows of an object: describe job JOB");
   std::string describe_kind, describe_name, describe_ns = "default";
   describe->add_option("kind", describe_kind, "job")->required();
   describe->add_option("name", describe_name, "Job name or id")->required();
   describe->add_option("-n,--namespace", describe_ns, "Namespace")->capture_default_str();
 
   CLI::App* inject = app.add_subcommand(
-      "inject", "Inject a public fault (PubFault.SendPublicFault): inject fault --node N --npu I --code C");
+      "inject",
+      "Inject a public fault (PubFault.SendPublicFault): inject fault --node N --npu I --code C");
   std::string inject_what;
   clusterctl::InjectFaultArgs inject_args;
   inject->add_option("what", inject_what, "fault")->required();
   inject->add_option("--node", inject_args.node, "Node name")->required();
   inject->add_option("--npu", inject_args.npus, "NPU id(s), 0-31")->required()->delimiter(',');
-  inject->add_option("--code", inject_args.code, "9-character public fault code (publicFaultConfiguration.json)")
+  inject
+      ->add_option("--code", inject_args.code,
+                   "9-character public fault code (publicFaultConfiguration.json)")
       ->required();
-  inject->add_option("--assertion", inject_args.assertion, "occur, recover or once")->capture_default_str();
-  inject->add_option("--type", inject_args.fault_type, "NPU, Node, Network or Storage")->capture_default_str();
-  inject->add_option("--resource", inject_args.resource, "Sender (a configured resource)")->capture_default_str();
+  inject->add_option("--assertion", inject_args.assertion, "occur, recover or once")
+      ->capture_default_str();
+  inject->add_option("--type", inject_args.fault_type, "NPU, Node, Network or Storage")
+      ->capture_default_str();
+  inject->add_option("--resource", inject_args.resource, "Sender (a configured resource)")
+      ->capture_default_str();
   inject->add_option("--id", inject_args.id, "Fault id (default: derived from node and code)");
-  inject->add_option("--description", inject_args.description, "Description")->capture_default_str();
+  inject->add_option("--description", inject_args.description, "Description")
+      ->capture_default_str();
 
   CLI::App* switchnic = app.add_subcommand(
       "switchnic", "Switch NICs of a running job: switchnic JOB NODE:DEV=on|off[,DEV=on|off] ...");
@@ -608,11 +684,13 @@ int main(int argc, char** argv) {
   switchnic->add_flag("--wait", om_wait, "Follow the result stream until it ends");
 
   CLI::App* stresstest = app.add_subcommand(
-      "stresstest", "Run the online stress test on a job's nodes: stresstest JOB [NODE:OP[,OP]] ... [--all OPS]");
+      "stresstest",
+      "Run the online stress test on a job's nodes: stresstest JOB [NODE:OP[,OP]] ... [--all OPS]");
   std::vector<int64_t> stress_all;
   stresstest->add_option("job", om_job, "Job name or id")->required();
   stresstest->add_option("specs", om_specs, "NODE:OP[,OP]");
-  stresstest->add_option("--all", stress_all, "Operations for every node of the job")->delimiter(',');
+  stresstest->add_option("--all", stress_all, "Operations for every node of the job")
+      ->delimiter(',');
   stresstest->add_option("-n,--namespace", om_ns, "Namespace")->capture_default_str();
   stresstest->add_flag("--wait", om_wait, "Follow the result stream until it ends");
 
@@ -623,7 +701,8 @@ int main(int argc, char** argv) {
   watch->add_option("what", watch_what, "signals")->required();
   watch->add_option("--job", watch_job, "Job name or id")->required();
   watch->add_option("-n,--namespace", watch_ns, "Namespace")->capture_default_str();
-  watch->add_option("--for", watch_for, "Stop after this many seconds (default: until interrupted)");
+  watch->add_option("--for", watch_for,
+                    "Stop after this many seconds (default: until interrupted)");
 
   try {
     app.parse(argc, argv);
@@ -638,17 +717,21 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (!clusterctl::ParseFormat(g.output).ok()) {
-    return Usage(absl::StrCat("unknown output format \"", g.output, "\" (want table, json or yaml)"));
+    return Usage(
+        absl::StrCat("unknown output format \"", g.output, "\" (want table, json or yaml)"));
   }
   if (health->parsed()) return Health(g);
   if (get->parsed()) {
     if (kind == "jobs" || kind == "job") return GetJobs(g, name, ns, all_namespaces);
-    if (kind == "ranktable" || kind == "ranktables" || kind == "rt") return GetRankTable(g, name, ns);
+    if (kind == "ranktable" || kind == "ranktables" || kind == "rt")
+      return GetRankTable(g, name, ns);
     if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
     if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
     if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
+    if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);
     if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
-    if (kind == "npus" || kind == "npu") return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
+    if (kind == "npus" || kind == "npu")
+      return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
     return Get(g, kind, name, ns, all_namespaces, selector);
   }
   if (datatrace->parsed()) return DataTrace(g, dt_action, dt_job, dt_ns, dt_communication);
@@ -659,13 +742,16 @@ int main(int argc, char** argv) {
     return clusterctl::DescribeJob(g, describe_name, describe_ns);
   }
   if (inject->parsed()) {
-    if (inject_what != "fault") return Usage(absl::StrCat("cannot inject \"", inject_what, "\" (known: fault)"));
+    if (inject_what != "fault")
+      return Usage(absl::StrCat("cannot inject \"", inject_what, "\" (known: fault)"));
     return clusterctl::InjectFault(g, inject_args);
   }
   if (switchnic->parsed()) return clusterctl::SwitchNic(g, om_job, om_ns, om_specs, om_wait);
-  if (stresstest->parsed()) return clusterctl::StressTest(g, om_job, om_ns, om_specs, stress_all, om_wait);
+  if (stresstest->parsed())
+    return clusterctl::StressTest(g, om_job, om_ns, om_specs, stress_all, om_wait);
   if (watch->parsed()) {
-    if (watch_what != "signals") return Usage(absl::StrCat("cannot watch \"", watch_what, "\" (known: signals)"));
+    if (watch_what != "signals")
+      return Usage(absl::StrCat("cannot watch \"", watch_what, "\" (known: signals)"));
     return clusterctl::WatchSignals(g, watch_job, watch_ns, watch_for);
   }
   return kExitUsage;

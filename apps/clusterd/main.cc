@@ -155,6 +155,13 @@ int main(int argc, char** argv) {
                  "Slow-node diagnosis: nodeName of its public faults (110001010/100001011); "
                  "default: this host's name, as the original (the ClusterD pod)");
 
+  if (const char* net_root = std::getenv("RAS_NET_ROOT_PATH"); net_root != nullptr) {
+    brain_options.net_fault.root = net_root;
+  }
+  app.add_option("--ras-net-root", brain_options.net_fault.root,
+                 "Slow-network diagnosis: the pingmesh storage root shared with NodeD (files under "
+                 "<root>/cluster/); default: env RAS_NET_ROOT_PATH; empty: off");
+
   CLI11_PARSE(app, argc, argv);
 
   if (slow_node_reporter.empty()) {
@@ -207,6 +214,7 @@ int main(int argc, char** argv) {
   http_options.faults = &brain.faults();
   http_options.recovery = &brain.recovery();
   http_options.slow_nodes = &brain.slow_nodes();
+  http_options.net_faults = brain.net_faults();
   // The dashboard's live fault feed follows the cluster-info ConfigMaps the fault centre writes.
   clusterd::server::FaultFeed fault_feed(**store, brain.faults());
   if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);

@@ -51,9 +51,10 @@ void PrintReplayPlan(const clusterd::sim::Scenario& scenario,
   }
   std::printf("\n");
   if (!plan.faults.empty() && plan.faults.back().at_s > scenario.duration_s) {
-    std::printf("replay: the last fault is at %.0f s, after duration_s %.0f: later ones are not "
-                "played\n",
-                plan.faults.back().at_s, scenario.duration_s);
+    std::printf(
+        "replay: the last fault is at %.0f s, after duration_s %.0f: later ones are not "
+        "played\n",
+        plan.faults.back().at_s, scenario.duration_s);
   }
 }
 
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
   app.add_option("--scenario", scenario_file, "Run the scenario in FILE");
   app.add_option("--check", check_file, "Validate the scenario in FILE and exit");
   app.add_flag("--smoke", smoke, "Run the smoke demo of the services and HTTP endpoints");
-  app.add_option("--clusterd", clusterd_binary, "Path to the clusterd binary")->capture_default_str();
+  app.add_option("--clusterd", clusterd_binary, "Path to the clusterd binary")
+      ->capture_default_str();
   app.add_option("--state-dir", state_dir,
                  "Directory for the store and logs (default: a fresh temporary directory)");
   app.add_option("--data-dir", data_dir, "Directory with faultCode.json and the other policy files")
@@ -98,8 +100,8 @@ int main(int argc, char** argv) {
   if (!scenario_file.empty()) {
     scenario = clusterd::sim::LoadScenario(scenario_file, &*catalog);
   } else if (demo) {
-    scenario = clusterd::sim::ParseScenario(clusterd::sim::DefaultDemoScenario(), "<demo>",
-                                            &*catalog);
+    scenario =
+        clusterd::sim::ParseScenario(clusterd::sim::DefaultDemoScenario(), "<demo>", &*catalog);
   }
   if (!smoke && !scenario.ok()) return Fail(std::string(scenario.status().message()), 2);
   if (!smoke) {
@@ -107,7 +109,8 @@ int main(int argc, char** argv) {
     if (!plan.ok()) return Fail(std::string(plan.status().message()), 2);
     if (scenario->replay.has_value()) PrintReplayPlan(*scenario, *plan);
   }
-  if (clusterd_binary.empty()) return Fail("cannot find the clusterd binary; pass --clusterd PATH", 2);
+  if (clusterd_binary.empty())
+    return Fail("cannot find the clusterd binary; pass --clusterd PATH", 2);
   if (state_dir.empty()) {
     char tmpl[] = "/tmp/clustersim-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a temporary directory", 1);
@@ -127,9 +130,17 @@ int main(int argc, char** argv) {
   }
   std::printf("state and logs kept in %s\n", state_dir.c_str());
   if (!status.ok()) {
-    std::printf("%s failed: %s\n", demo ? "demo" : smoke ? "smoke demo" : "scenario", std::string(status.message()).c_str());
+    std::printf("%s failed: %s\n",
+                demo    ? "demo"
+                : smoke ? "smoke demo"
+                        : "scenario",
+                std::string(status.message()).c_str());
     return 1;
   }
-  std::printf("%s passed%s\n", demo ? "demo" : smoke ? "smoke demo" : "scenario", smoke ? "" : ": every job is training again");
+  std::printf("%s passed%s\n",
+              demo    ? "demo"
+              : smoke ? "smoke demo"
+                      : "scenario",
+              smoke ? "" : ": every job is training again");
   return 0;
 }

@@ -11,7 +11,8 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       data_trace_(store, jobs_),
       faults_(store, clock, &jobs_, options.faults),
       recovery_(store, clock, &jobs_, &faults_, options.recovery),
-      slow_node_faults_(faults_),
+      slow_node_faults_(faults_, "slow-node"),
+      net_faults_sink_(faults_, "slow-network"),
       slow_node_profiling_(store, data_trace_),
       slow_nodes_(store, clock, slow_node_faults_, options.slow_node, /*lookup=*/nullptr,
                   &slow_node_profiling_) {
@@ -23,6 +24,11 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
   jobs_.AddSignalListener([this](const model::JobSummarySignal& signal) {
     if (auto job = SlowNodeJobFromSignal(signal)) slow_nodes_.ObserveJob(*job);
   });
+  // Slow-network alarms take the same way into the fault centre (the sink is stateless).
+  if (!options.net_fault.root.empty()) {
+    net_faults_ = std::make_unique<diagnosis::NetDiagnosisController>(
+        store, clock, net_faults_sink_, options.net_fault);
+  }
 }
 
 ClusterBrain::~ClusterBrain() { Stop(); }
@@ -43,12 +49,14 @@ absl::Status ClusterBrain::Start() {
   CLUSTERD_RETURN_IF_ERROR(recovery_.Start());
   // Slow-node detection reports into the running fault centre: it starts last.
   CLUSTERD_RETURN_IF_ERROR(slow_nodes_.Start());
+  if (net_faults_) CLUSTERD_RETURN_IF_ERROR(net_faults_->Start());
   LogInfo("cluster-brain", "started", {{"workers", workers_.size()}});
   return absl::OkStatus();
 }
 
 void ClusterBrain::Stop() {
   slow_nodes_.Stop();  // first: its worker calls into the fault centre and the data trace
+  if (net_faults_) net_faults_->Stop();  // its worker calls into the fault centre too
   recovery_.Stop();
   jobs_.Stop();
   global_rank_tables_.Stop();

@@ -10,6 +10,7 @@
 #include "cluster/job_registry.h"
 #include "cluster/rank_table_global_feed.h"
 #include "common/clock.h"
+#include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
 #include "server/recovery_bridge.h"
 #include "server/slow_node_bridge.h"
@@ -29,6 +30,8 @@ class ClusterBrain {
     RecoveryBridge::Options recovery;
     // Slow-node diagnosis (issue 9): profiling root, reporter node and IP, timers.
     diagnosis::SlowNodeControllerOptions slow_node;
+    // Slow-network diagnosis (issue 9, §7): enabled when net_fault.root (RAS_NET_ROOT_PATH) is set.
+    diagnosis::NetDiagnosisOptions net_fault;
   };
 
   ClusterBrain(store::ObjectStore& store, Clock& clock, Options options);
@@ -52,6 +55,8 @@ class ClusterBrain {
   RecoveryBridge& recovery() { return recovery_; }
   // Slow-node detection for the ras-feature-slownode-<job> ConfigMaps (docs/diagnosis.md).
   diagnosis::SlowNodeController& slow_nodes() { return slow_nodes_; }
+  // Slow-network detection (pingmesh, §7); null when no RAS_NET_ROOT_PATH root is configured.
+  const diagnosis::NetDiagnosisController* net_faults() const { return net_faults_.get(); }
 
  private:
   cluster::JobRegistry jobs_;
@@ -59,9 +64,11 @@ class ClusterBrain {
   cluster::DataTraceSwitches data_trace_;
   cluster::FaultCentre faults_;         // reads jobs_; started after it
   RecoveryBridge recovery_;             // reads jobs_, receives faults_'s per-job snapshots
-  SlowNodeFaultSink slow_node_faults_;  // into faults_
+  DiagnosisFaultSink slow_node_faults_;  // into faults_
+  DiagnosisFaultSink net_faults_sink_;   // into faults_
   SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_
   diagnosis::SlowNodeController slow_nodes_;     // fed by jobs_'s signals; started last
+  std::unique_ptr<diagnosis::NetDiagnosisController> net_faults_;  // into net_faults_sink_
   std::vector<std::thread> workers_;
   bool started_ = false;
 };

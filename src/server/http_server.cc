@@ -5,6 +5,7 @@
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
 #include "common/log.h"
+#include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
 #include "httplib.h"
 #include "server/dashboard.h"
@@ -350,6 +351,17 @@ void HttpServer::RegisterRoutes() {
           }
           CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
         });
+
+  // The slow-network detection (pingmesh, §7).
+  s.Get(R"(/api/clusterd/v1/netfault)", [this](const httplib::Request&, httplib::Response& res) {
+    if (options_.net_faults == nullptr) {
+      ReplyError(res, absl::UnavailableError(
+                          "slow-network detection is off (no --ras-net-root / RAS_NET_ROOT_PATH)"));
+    } else {
+      res.set_content(options_.net_faults->Views().dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/netfault", res.status);
+  });
 
   // Store reads. One handler serves all URL shapes.
   auto serve = [this](const std::string& resource, const std::string& ns, const std::string& name,

@@ -22,6 +22,7 @@ class FaultCentre;
 
 namespace clusterd::diagnosis {
 class SlowNodeController;
+class NetDiagnosisController;
 }
 
 namespace clusterd::server {
@@ -48,6 +49,8 @@ class FaultFeed;
 //   GET /api/clusterd/v1/slownode[?namespace=NS]      every slow-node detection (one per
 //                  ras-feature-slownode ConfigMap): state, step, baselines, latest result
 //   GET /api/clusterd/v1/slownode/<job>[?namespace=NS] one job (<job>: job name or id)
+//   GET /api/clusterd/v1/netfault                     slow-network detection (pingmesh): root,
+//                  configuration, and per super pod detection on/off, period, rounds, last alarms
 //   GET /, /dashboard, /api/clusterd/v1/events        the dashboard and its live fault feed
 //                  (server/dashboard.h)
 class HttpServer {
@@ -60,6 +63,8 @@ class HttpServer {
     const RecoveryBridge* recovery = nullptr;  // may be null: /api/clusterd/v1/recovery answers 503
     // may be null: /api/clusterd/v1/slownode answers 503
     const diagnosis::SlowNodeController* slow_nodes = nullptr;
+    // may be null (no --ras-net-root): /api/clusterd/v1/netfault answers 503
+    const diagnosis::NetDiagnosisController* net_faults = nullptr;
     FaultFeed* fault_feed = nullptr;  // may be null: /api/clusterd/v1/events answers 503
     MetricsRegistry* metrics = nullptr;        // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready

@@ -34,24 +34,26 @@ std::string StringField(const nlohmann::ordered_json& obj, const char* key) {
 
 }  // namespace
 
-absl::Status SlowNodeFaultSink::SendPublicFault(const diagnosis::PublicFaultReport& report) {
+absl::Status DiagnosisFaultSink::SendPublicFault(const diagnosis::PublicFaultReport& report) {
   const std::string text = report.ToJson().dump();
   absl::StatusOr<cluster::PublicFaultRequest> request = cluster::ParsePublicFaultRequest(text);
   if (!request.ok()) {
     return absl::InternalError(
-        absl::StrCat("slow-node public fault ", report.id, ": ", request.status().message()));
+        absl::StrCat(feature_, " public fault ", report.id, ": ", request.status().message()));
   }
   cluster::PublicFaultVerdict verdict = centre_.SendPublicFault(*request);
   if (verdict.code == cluster::kPubFaultOk) return absl::OkStatus();
-  const std::string message = absl::StrCat("fault centre refused slow-node public fault ",
+  const std::string message = absl::StrCat("fault centre refused ", feature_, " public fault ",
                                            report.id, ": ", verdict.code, " ", verdict.info);
   // Rate limiting passes: the controller retries. A refused request (409) would be refused
   // again, so it is logged and counted here and not retried.
   if (verdict.code == cluster::kPubFaultRateLimited) return absl::UnavailableError(message);
-  LogWarn(kComponent, "slow-node public fault refused", {{"id", report.id}, {"reason", verdict.info}});
+  LogWarn(kComponent, "diagnosis public fault refused",
+          {{"feature", feature_}, {"id", report.id}, {"reason", verdict.info}});
   MetricsRegistry::Default()
-      .GetCounter("clusterd_slow_node_faults_refused_total",
-                  "Slow-node public faults the fault centre refused (not retried)")
+      .GetCounter("clusterd_diagnosis_faults_refused_total",
+                  "Diagnosis public faults the fault centre refused (not retried)",
+                  {{"feature", feature_}})
       .Increment();
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 // to the fault centre, its profiling switches through the TrainingDataTrace decisions, and the
 // job registry's summaries tell it which jobs run (issue 9, jobs-ranktable-diagnosis.md §6.2).
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "cluster/data_trace.h"
@@ -15,17 +16,20 @@
 
 namespace clusterd::server {
 
-// Hands the controller's reports (110001010 / 100001011) to FaultCentre::SendPublicFault, as the
-// original sends them over PubFault.SendPublicFault: the request JSON is decoded by the same
-// parser the gRPC and ConfigMap paths use. A refused request (409 invalid, 410 rate limited) is
-// an error, so the controller retries and finally counts it as dropped.
-class SlowNodeFaultSink final : public diagnosis::PublicFaultSink {
+// Hands a diagnosis controller's reports (slow node: 110001010 / 100001011; slow network:
+// 200001010-200001012) to FaultCentre::SendPublicFault, as the original sends them over
+// PubFault.SendPublicFault: the request JSON is decoded by the same parser the gRPC and
+// ConfigMap paths use. A rate-limited request (410) is an error, so the controller retries; a
+// refused one (409) would be refused again, so it is logged and counted under `feature`.
+class DiagnosisFaultSink final : public diagnosis::PublicFaultSink {
  public:
-  explicit SlowNodeFaultSink(cluster::FaultCentre& centre) : centre_(centre) {}
+  DiagnosisFaultSink(cluster::FaultCentre& centre, std::string feature)
+      : centre_(centre), feature_(std::move(feature)) {}
   absl::Status SendPublicFault(const diagnosis::PublicFaultReport& report) override;
 
  private:
   cluster::FaultCentre& centre_;
+  const std::string feature_;  // "slow-node" or "slow-network": the log and the metric label
 };
 
 // Switches profiling through DataTraceSwitches::Modify (ModifyTrainingDataTraceSwitch), so the

@@ -14,7 +14,8 @@ namespace clusterd::sim {
 
 std::string FindSiblingBinary(const std::string& name) {
   std::filesystem::path dir = ExecutableDir();
-  for (const auto& candidate : {dir / name, dir / ".." / name / name, dir / ".." / "apps" / name / name}) {
+  for (const auto& candidate :
+       {dir / name, dir / ".." / name / name, dir / ".." / "apps" / name / name}) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(candidate, ec)) {
       return std::filesystem::weakly_canonical(candidate, ec).string();
@@ -30,9 +31,9 @@ absl::StatusOr<std::unique_ptr<ClusterdProcess>> ClusterdProcess::Start(const Op
   std::string log_path = options.work_dir + "/clusterd.log";
 
   Subprocess::Options spawn;
-  spawn.argv = {options.binary,          "--store",       options.store,
-                "--grpc-listen",         "127.0.0.1:0",   "--http-listen",
-                "127.0.0.1:0",           "--listen-info-file", info_path};
+  spawn.argv = {options.binary, "--store",       options.store, "--grpc-listen",
+                "127.0.0.1:0",  "--http-listen", "127.0.0.1:0", "--listen-info-file",
+                info_path};
   for (const auto& a : options.extra_args) spawn.argv.push_back(a);
   spawn.stdout_path = log_path;
   spawn.stderr_path = log_path;

@@ -15,9 +15,9 @@ namespace clusterd::sim {
 class ClusterdProcess {
  public:
   struct Options {
-    std::string binary;          // path to clusterd
+    std::string binary;  // path to clusterd
     std::string store = "memory";
-    std::string work_dir;        // listen-info and log files go here
+    std::string work_dir;  // listen-info and log files go here
     std::vector<std::string> extra_args;
     absl::Duration start_timeout = absl::Seconds(20);
   };

@@ -151,8 +151,8 @@ std::vector<PodPlacement> MiniScheduler::Placements(const std::string& job_name)
     p.uid = pod["metadata"].value("uid", "");
     absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &p.rank);
     p.node_index = NodeIndexOf(pod["spec"].value("nodeName", ""));
-    for (absl::string_view n : absl::StrSplit(Annotation(pod, "huawei.com/Ascend910"), ',',
-                                              absl::SkipEmpty())) {
+    for (absl::string_view n :
+         absl::StrSplit(Annotation(pod, "huawei.com/Ascend910"), ',', absl::SkipEmpty())) {
       p.npus.push_back(NpuIdOf(std::string_view(n.data(), n.size())));
     }
     out.push_back(std::move(p));
@@ -212,8 +212,8 @@ MiniScheduler::Occupancy MiniScheduler::ReadOccupancy(const std::vector<store::O
     auto cfg = model::ParseDeviceInfoCfg(cm["data"]["DeviceInfoCfg"].get<std::string>());
     if (!cfg.ok()) continue;
     for (const auto& [key, value] : cfg->device_info.device_list) {
-      const bool unhealthy = key.size() > 10 && (key.ends_with("-Unhealthy") ||
-                                                 key.ends_with("-NetworkUnhealthy"));
+      const bool unhealthy =
+          key.size() > 10 && (key.ends_with("-Unhealthy") || key.ends_with("-NetworkUnhealthy"));
       if (!unhealthy) continue;
       for (absl::string_view n : absl::StrSplit(value, ',', absl::SkipEmpty())) {
         occ.unhealthy[node].insert(NpuIdOf(std::string_view(n.data(), n.size())));
@@ -258,8 +258,8 @@ int MiniScheduler::PickNode(const Occupancy& occ, int count, int avoid,
   return candidates.front().node;
 }
 
-bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_node,
-                              Occupancy& occ, std::string* name) {
+bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
+                              std::string* name) {
   PodPlacement p;
   p.rank = rank;
   p.backup = backup;

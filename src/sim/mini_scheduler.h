@@ -79,7 +79,7 @@ class MiniScheduler {
   mutable absl::Mutex mu_;
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> order_;  // the jobs in scenario order: scheduled in this order
-  std::map<std::string, int> last_node_ ABSL_GUARDED_BY(mu_);  // pod name -> node it left
+  std::map<std::string, int> last_node_ ABSL_GUARDED_BY(mu_);        // pod name -> node it left
   std::map<std::string, absl::Time> starting_ ABSL_GUARDED_BY(mu_);  // backup pod -> Running at
   int reschedules_ ABSL_GUARDED_BY(mu_) = 0;
   int job_reschedules_ ABSL_GUARDED_BY(mu_) = 0;

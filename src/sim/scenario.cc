@@ -16,11 +16,10 @@ constexpr int kMaxNodes = 4096;
 constexpr int kMaxNpus = 64;
 constexpr size_t kMaxFaults = 10000;
 
-const std::set<std::string, std::less<>> kKinds = {"chip",   "network", "switch", "node",
-                                                   "public", "software", "storm",  "slow",
-                                                   "slow_link"};
-const std::set<std::string, std::less<>> kStrategies = {
-    "retry", "recover", "recover-in-place", "dump", "exit", "elastic-training"};
+const std::set<std::string, std::less<>> kKinds = {
+    "chip", "network", "switch", "node", "public", "software", "storm", "slow", "slow_link"};
+const std::set<std::string, std::less<>> kStrategies = {"retry", "recover", "recover-in-place",
+                                                        "dump",  "exit",    "elastic-training"};
 const std::set<std::string, std::less<>> kAssertions = {"occur", "recover", "once"};
 
 // Carries the file name and the node's line into every error.
@@ -62,15 +61,15 @@ class Checker {
   std::string file_;
 };
 
-#define SIM_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    absl::Status status_ = (expr);         \
-    if (!status_.ok()) return status_;     \
+#define SIM_RETURN_IF_ERROR(expr)      \
+  do {                                 \
+    absl::Status status_ = (expr);     \
+    if (!status_.ok()) return status_; \
   } while (false)
 
 absl::Status ParseCluster(const Checker& c, const YAML::Node& node, ClusterSpec* out) {
-  SIM_RETURN_IF_ERROR(
-      c.OnlyKeys(node, "cluster", {"nodes", "npus_per_node", "chip", "nodes_per_super_pod", "pingmesh"}));
+  SIM_RETURN_IF_ERROR(c.OnlyKeys(
+      node, "cluster", {"nodes", "npus_per_node", "chip", "nodes_per_super_pod", "pingmesh"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "nodes", &out->nodes));
   SIM_RETURN_IF_ERROR(c.Get(node, "npus_per_node", &out->npus_per_node));
   SIM_RETURN_IF_ERROR(c.Get(node, "chip", &out->chip));
@@ -95,10 +94,10 @@ absl::Status ParseCluster(const Checker& c, const YAML::Node& node, ClusterSpec*
 absl::Status ParseJob(const Checker& c, const ClusterSpec& cluster, const YAML::Node& node,
                       JobSpec* out) {
   out->line = node.Mark().line + 1;
-  SIM_RETURN_IF_ERROR(c.OnlyKeys(node, "job",
-                                 {"name", "namespace", "pods", "npus_per_pod", "strategies",
-                                  "process_recover", "hot_switch", "step_ms",
-                                  "slow_node_detection"}));
+  SIM_RETURN_IF_ERROR(
+      c.OnlyKeys(node, "job",
+                 {"name", "namespace", "pods", "npus_per_pod", "strategies", "process_recover",
+                  "hot_switch", "step_ms", "slow_node_detection"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "name", &out->name));
   SIM_RETURN_IF_ERROR(c.Get(node, "namespace", &out->ns));
   SIM_RETURN_IF_ERROR(c.Get(node, "pods", &out->pods));
@@ -148,8 +147,8 @@ absl::Status CheckCode(const Checker& c, const YAML::Node& at, const FaultSpec& 
   if (!code.has_value()) return c.Error(at, absl::StrCat("fault code \"", f.code, "\" is not hex"));
   if (catalog != nullptr && (f.kind == "chip" || f.kind == "storm")) {
     if (!catalog->KnownChipLevel(*code).has_value()) {
-      return c.Error(at, absl::StrCat("unknown fault code \"", f.code,
-                                      "\" (not in faultCode.json)"));
+      return c.Error(at,
+                     absl::StrCat("unknown fault code \"", f.code, "\" (not in faultCode.json)"));
     }
   }
   if (catalog != nullptr && f.kind == "network" && !faults::IsNetworkCode(*code)) {
@@ -161,10 +160,10 @@ absl::Status CheckCode(const Checker& c, const YAML::Node& at, const FaultSpec& 
 absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& node,
                         const faults::FaultCodeCatalog* catalog, FaultSpec* out) {
   out->line = node.Mark().line + 1;
-  SIM_RETURN_IF_ERROR(c.OnlyKeys(node, "fault",
-                                 {"at_s", "kind", "node", "npu", "npus", "code", "assertion",
-                                  "job", "pod", "rank", "chip_id", "port_id", "clear_after_s", "expect",
-                                  "label", "magnitude"}));
+  SIM_RETURN_IF_ERROR(
+      c.OnlyKeys(node, "fault",
+                 {"at_s", "kind", "node", "npu", "npus", "code", "assertion", "job", "pod", "rank",
+                  "chip_id", "port_id", "clear_after_s", "expect", "label", "magnitude"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "at_s", &out->at_s));
   SIM_RETURN_IF_ERROR(c.Get(node, "kind", &out->kind));
   SIM_RETURN_IF_ERROR(c.Get(node, "node", &out->node));
@@ -185,8 +184,10 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     return c.Error(node, "at_s must be in [0, duration_s]");
   }
   if (kKinds.count(out->kind) == 0) {
-    return c.Error(node, absl::StrCat("unknown fault kind \"", out->kind,
-                                      "\" (chip, network, switch, node, public, software, storm, slow, slow_link)"));
+    return c.Error(
+        node,
+        absl::StrCat("unknown fault kind \"", out->kind,
+                     "\" (chip, network, switch, node, public, software, storm, slow, slow_link)"));
   }
   if (kAssertions.count(out->assertion) == 0) {
     return c.Error(node, "assertion must be occur, recover or once");
@@ -206,8 +207,8 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     }
     if (job == nullptr) return c.Error(node, absl::StrCat("unknown job \"", out->job, "\""));
     if (!job->slow_node_detection) {
-      return c.Error(node, absl::StrCat("a slow fault needs slow_node_detection: true on job ",
-                                        job->name));
+      return c.Error(
+          node, absl::StrCat("a slow fault needs slow_node_detection: true on job ", job->name));
     }
     if (out->rank < 0 || out->rank >= job->pods * job->npus_per_pod) {
       return c.Error(node, absl::StrCat("rank must be in [0, ", job->pods * job->npus_per_pod,
@@ -239,7 +240,8 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     if (!known) return c.Error(node, absl::StrCat("unknown job \"", out->job, "\""));
     return CheckCode(c, node, *out, catalog);
   }
-  if (!out->job.empty() && (out->kind == "chip" || out->kind == "network" || out->kind == "public")) {
+  if (!out->job.empty() &&
+      (out->kind == "chip" || out->kind == "network" || out->kind == "public")) {
     // A job's pod and an NPU index within it, resolved when the fault is injected.
     const JobSpec* job = nullptr;
     for (const JobSpec& j : s.jobs) {
@@ -294,8 +296,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
   Scenario s;
   s.file = std::string(file);
   try {
-    SIM_RETURN_IF_ERROR(
-        c.OnlyKeys(root, "scenario", {"name", "cluster", "jobs", "faults", "replay", "duration_s"}));
+    SIM_RETURN_IF_ERROR(c.OnlyKeys(root, "scenario",
+                                   {"name", "cluster", "jobs", "faults", "replay", "duration_s"}));
     SIM_RETURN_IF_ERROR(c.Get(root, "name", &s.name));
     SIM_RETURN_IF_ERROR(c.Get(root, "duration_s", &s.duration_s));
     if (s.duration_s <= 0 || s.duration_s > 86400) {
@@ -330,8 +332,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
     }
     if (root["replay"]) {
       const YAML::Node r = root["replay"];
-      SIM_RETURN_IF_ERROR(
-          c.OnlyKeys(r, "replay", {"trace", "days_per_second", "max_events", "start_s", "from_day"}));
+      SIM_RETURN_IF_ERROR(c.OnlyKeys(
+          r, "replay", {"trace", "days_per_second", "max_events", "start_s", "from_day"}));
       ReplaySpec replay;
       replay.line = r.Mark().line + 1;
       SIM_RETURN_IF_ERROR(c.Get(r, "trace", &replay.trace));

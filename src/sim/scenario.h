@@ -31,7 +31,7 @@ struct JobSpec {
   int line = 0;
   std::string name;
   std::string ns = "default";
-  int pods = 1;           // replicas; each pod takes npus_per_pod NPUs of one node
+  int pods = 1;  // replicas; each pod takes npus_per_pod NPUs of one node
   int npus_per_pod = 8;
   // recover-strategy annotation values, in the order the job prefers them (recovery-protocol.md
   // §9.1): retry, recover, recover-in-place, dump, exit, elastic-training.
@@ -55,31 +55,31 @@ struct FaultSpec {
   // (`job` + `rank`: that rank computes slowly, seen in the job's profiling data), slow_link
   // (`node` + `npu`: every pingmesh path from or to that NPU takes 1 ms x (1 + magnitude)).
   std::string kind;
-  std::string node;         // chip, network, switch, node, public
-  int npu = -1;             // chip, network, public: the physical NPU on `node`, or with
-                            // `job` + `pod`: the index among that pod's NPUs
-  int pod = -1;             // with `job`: the job's pod (rank index) hit, resolved at injection
-  std::vector<int> npus;    // storm
-  std::string code;         // hex fault code (chip/network/switch/node/public)
+  std::string node;       // chip, network, switch, node, public
+  int npu = -1;           // chip, network, public: the physical NPU on `node`, or with
+                          // `job` + `pod`: the index among that pod's NPUs
+  int pod = -1;           // with `job`: the job's pod (rank index) hit, resolved at injection
+  std::vector<int> npus;  // storm
+  std::string code;       // hex fault code (chip/network/switch/node/public)
   std::string assertion = "occur";  // occur | recover | once
-  std::string job;          // software: the job whose rank failed; storm, chip, network,
-                            // public: the job hit (with `pod`), instead of `node`
-  int rank = -1;            // software
+  std::string job;                  // software: the job whose rank failed; storm, chip, network,
+                                    // public: the job hit (with `pod`), instead of `node`
+  int rank = -1;                    // software
   int chip_id = -1, port_id = -1;   // switch
   double magnitude = 0.5;           // slow, slow_link: (1 + magnitude) times slower
   double clear_after_s = 0;         // > 0: inject the matching recover event later
-  std::string expect;       // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
-  std::string label;        // shown in the report
+  std::string expect;  // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
+  std::string label;   // shown in the report
 };
 
 // Replays the InfiniteHBD fault trace, time-compressed, onto the simulated nodes.
 struct ReplaySpec {
   int line = 0;
-  std::string trace;        // path to fault_trace.json
+  std::string trace;             // path to fault_trace.json
   double days_per_second = 1.0;  // trace time (days) played per wall-clock second
   int max_events = 20;
-  double start_s = 0;       // timeline second at which the first replayed episode starts
-  double from_day = 0;      // skip the trace's episodes that start before this day
+  double start_s = 0;   // timeline second at which the first replayed episode starts
+  double from_day = 0;  // skip the trace's episodes that start before this day
 };
 
 struct Scenario {

@@ -35,8 +35,8 @@ namespace {
 // What happened to one injected fault.
 struct FaultRun {
   const FaultSpec* spec = nullptr;
-  std::string job;     // the job it hit ("" when none)
-  std::string where;   // node/NPU or job/rank
+  std::string job;                        // the job it hit ("" when none)
+  std::string where;                      // node/NPU or job/rank
   std::vector<std::pair<int, int>> npus;  // (node, npu) injected
   std::optional<absl::Time> injected, detected, notified, decided, resumed;
   std::string strategy;
@@ -86,7 +86,9 @@ class Runner {
   void Inject(FaultRun& run);
   absl::Status CreateSlowNodeConfig(const JobSpec& spec);
   absl::Status CreatePingmeshConfig();
-  std::string NetFaultSeen();
+  // The public fault code clusterd's pingmesh analysis sent for an alarm on NPU `sdid` ("" when
+  // none yet).
+  std::string NetFaultSeen(uint32_t sdid);
   bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);
@@ -133,8 +135,7 @@ absl::Status Runner::StartAll() {
     std::filesystem::create_directories(profiling_root, ec);
     // The slow-node fault names the reporter (the original: ClusterD's own host), here a host
     // that runs no job, so that the report does not look like an NPU fault of a pod.
-    copts.extra_args = {"--profiling-root", profiling_root, "--slownode-reporter-node",
-                        "clusterd"};
+    copts.extra_args = {"--profiling-root", profiling_root, "--slownode-reporter-node", "clusterd"};
   }
   const std::string ras_root = options_.state_dir + "/ras-net";
   if (scenario_.cluster.pingmesh) {
@@ -162,9 +163,9 @@ absl::Status Runner::StartAll() {
   std::printf("%d nodes x %d NPUs (%s) reporting through their npu-agents\n",
               scenario_.cluster.nodes, scenario_.cluster.npus_per_node,
               scenario_.cluster.chip.c_str());
-  scheduler_ = std::make_unique<MiniScheduler>(*store_, Clock::Real(), scenario_.cluster,
-                                               scenario_.jobs,
-                                               [this](const std::string& e) { Event(e); });
+  scheduler_ =
+      std::make_unique<MiniScheduler>(*store_, Clock::Real(), scenario_.cluster, scenario_.jobs,
+                                      [this](const std::string& e) { Event(e); });
   if (absl::Status s = scheduler_->Start(); !s.ok()) return s;
   if (!WaitJobsKnown(absl::Seconds(30))) {
     return absl::DeadlineExceededError("clusterd did not see every job running within 30 s");
@@ -203,14 +204,13 @@ absl::Status Runner::CreateSlowNodeConfig(const JobSpec& spec) {
                                  {"clusterMeanDistance", 1.3},
                                  {"cardOneNode", spec.npus_per_pod},
                                  {"slowNode", 1}};
-  nlohmann::ordered_json cm = {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", absl::StrCat("ras-feature-slownode-", spec.name)},
-        {"namespace", spec.ns},
-        {"labels", {{"fd-ol-slow-node", "true"}}}}},
-      {"data", {{"FeatConf", conf.dump()}}}};
+  nlohmann::ordered_json cm = {{"apiVersion", "v1"},
+                               {"kind", "ConfigMap"},
+                               {"metadata",
+                                {{"name", absl::StrCat("ras-feature-slownode-", spec.name)},
+                                 {"namespace", spec.ns},
+                                 {"labels", {{"fd-ol-slow-node", "true"}}}}},
+                               {"data", {{"FeatConf", conf.dump()}}}};
   absl::StatusOr<store::Object> created = store_->Create(store::kConfigMaps, cm);
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   Event(absl::StrCat("slow-node detection on for job ", spec.name));
@@ -219,29 +219,38 @@ absl::Status Runner::CreateSlowNodeConfig(const JobSpec& spec) {
 
 absl::Status Runner::CreatePingmeshConfig() {
   // jobs-ranktable-diagnosis.md §7.1: detection on for every super pod, the shortest interval.
-  nlohmann::ordered_json cm = {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", "pingmesh-config"},
-        {"namespace", "cluster-system"},
-        {"labels", {{"app", "pingmesh"}, {"mx-consumer-cim", "true"}}}}},
-      {"data", {{"global", R"({"activate":"on","task_interval":1})"}}}};
+  nlohmann::ordered_json cm = {{"apiVersion", "v1"},
+                               {"kind", "ConfigMap"},
+                               {"metadata",
+                                {{"name", "pingmesh-config"},
+                                 {"namespace", "cluster-system"},
+                                 {"labels", {{"app", "pingmesh"}, {"mx-consumer-cim", "true"}}}}},
+                               {"data", {{"global", R"({"activate":"on","task_interval":1})"}}}};
   absl::StatusOr<store::Object> created = store_->Create(store::kConfigMaps, cm);
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
-  Event("pingmesh on: clusterd publishes the super-pod topology, the nodes probe every second");
+  Event("pingmesh on: clusterd publishes the super-pod topology, the nodes probe every 5 s");
   return absl::OkStatus();
 }
 
-std::string Runner::NetFaultSeen() {
+std::string Runner::NetFaultSeen(uint32_t sdid) {
+  // The alarm's public fault names its source SDID as the node (§7.5), which is no Node of the
+  // fault view: the slow-network view says what was reported.
   httplib::Client http("http://" + clusterd_->http_address());
-  auto res = http.Get("/api/clusterd/v1/faults");
+  auto res = http.Get("/api/clusterd/v1/netfault");
   if (!res || res->status != 200) return "";
   auto body = nlohmann::json::parse(res->body, nullptr, false);
-  if (!body.is_object() || !body.contains("items")) return "";
-  for (const auto& item : body["items"]) {
-    const std::string code = item.value("code", "");
-    if (code == "200001010" || code == "200001011" || code == "200001012") return code;
+  if (!body.is_object() || !body.contains("superPods") || !body["superPods"].is_array()) return "";
+  const std::string id = std::to_string(sdid);
+  for (const auto& pod : body["superPods"]) {
+    if (pod.value("faultsSent", int64_t{0}) == 0 || !pod.contains("lastAlarms")) continue;
+    for (const auto& a : pod["lastAlarms"]) {
+      const std::string src = a.value("srcId", ""), dst = a.value("dstId", "");
+      if (src != id && dst != id) continue;
+      uint64_t s = 0, d = 0;
+      const bool npus = absl::SimpleAtoi(src, &s) && absl::SimpleAtoi(dst, &d);
+      if (!npus || a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) return "200001012";
+      return (s >> 22) == (d >> 22) ? "200001010" : "200001011";
+    }
   }
   return "";
 }
@@ -249,7 +258,8 @@ std::string Runner::NetFaultSeen() {
 bool Runner::SlowRankConfirmed(const FaultRun& run) {
   httplib::Client http("http://" + clusterd_->http_address());
   const JobSpec& spec = jobs_[run.job]->spec();
-  auto res = http.Get(absl::StrCat("/api/clusterd/v1/slownode/", spec.name, "?namespace=", spec.ns));
+  auto res =
+      http.Get(absl::StrCat("/api/clusterd/v1/slownode/", spec.name, "?namespace=", spec.ns));
   if (!res || res->status != 200) return false;
   auto view = nlohmann::json::parse(res->body, nullptr, false);
   if (!view.is_object() || view.value("state", "") != "degraded") return false;
@@ -300,8 +310,7 @@ std::string Runner::JobAt(int node, int npu) const {
   return "";
 }
 
-void Runner::InjectAgentEvent(int node, int npu, const FaultSpec& f,
-                              const std::string& assertion) {
+void Runner::InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion) {
   agent::EventFields fields;
   fields.kind = f.kind == "storm" ? "chip" : f.kind;
   fields.npu = npu;
@@ -466,7 +475,11 @@ void Runner::Observe(FaultRun& run) {
   if (!run.injected.has_value() || run.resumed.has_value()) return;
   if (run.spec->kind == "slow_link") {
     // Handled once clusterd's pingmesh analysis reports the link (§7.5).
-    if (const std::string code = NetFaultSeen(); !code.empty()) {
+    int node = 0;
+    absl::SimpleAtoi(absl::string_view(run.spec->node).substr(5), &node);
+    if (const std::string code =
+            NetFaultSeen(SuperDeviceId(scenario_.cluster, node, run.spec->npu));
+        !code.empty()) {
       run.detected = run.decided = run.resumed = absl::Now();
       run.strategy = absl::StrCat(code, " slow link");
       Event(absl::StrCat("clusterd reports ", run.where, "'s link (public fault ", code, ")"));
@@ -576,18 +589,19 @@ void Runner::PrintReport() {
                 Delta(r.injected, r.resumed).c_str(), strategy.c_str());
     if (!r.error.empty()) std::printf("    error: %s\n", r.error.c_str());
   }
-  std::printf("\nINJECTED: time into the run. DETECTED (in clusterd's fault view, or the first "
-              "signal if earlier), NOTIFIED (first signal on the job's stream, which its TaskD "
-              "manager relays to every rank) and DECIDED (first strategy signal) from injection; "
-              "RESUMED: from the decision to training again; TOTAL: injection to training again. "
-              "STRATEGY: the decisions in order, fallbacks included.\n");
+  std::printf(
+      "\nINJECTED: time into the run. DETECTED (in clusterd's fault view, or the first "
+      "signal if earlier), NOTIFIED (first signal on the job's stream, which its TaskD "
+      "manager relays to every rank) and DECIDED (first strategy signal) from injection; "
+      "RESUMED: from the decision to training again; TOTAL: injection to training again. "
+      "STRATEGY: the decisions in order, fallbacks included.\n");
   if (unexpected > 0) std::printf("%d fault(s) took another path than expected\n", unexpected);
   std::printf("pods rescheduled: %d, jobs rescheduled: %d\n", scheduler_->reschedules(),
               scheduler_->job_reschedules());
   for (const auto& [name, job] : jobs_) {
     std::printf("job %-8s step %-6lld %s, recovered %d time(s)\n", name.c_str(),
-                static_cast<long long>(job->step()), job->training() ? "training" : job->phase().c_str(),
-                job->resumed_count());
+                static_cast<long long>(job->step()),
+                job->training() ? "training" : job->phase().c_str(), job->resumed_count());
   }
 }
 
@@ -603,9 +617,8 @@ absl::Status Runner::Run() {
     run.spec = &f;
     runs_.push_back(run);
   }
-  std::sort(runs_.begin(), runs_.end(), [](const FaultRun& a, const FaultRun& b) {
-    return a.spec->at_s < b.spec->at_s;
-  });
+  std::sort(runs_.begin(), runs_.end(),
+            [](const FaultRun& a, const FaultRun& b) { return a.spec->at_s < b.spec->at_s; });
   const absl::Time timeline = absl::Now();
   std::printf("timeline starts; %zu faults scheduled over %.0f s\n", runs_.size(),
               scenario_.duration_s);
@@ -638,7 +651,9 @@ absl::Status Runner::Run() {
     }
     if (pingmesh_ != nullptr && absl::Now() >= next_probe) {
       if (absl::Status s = pingmesh_->Probe(absl::Now()); !s.ok()) Event(std::string(s.message()));
-      next_probe = absl::Now() + absl::Seconds(1);
+      // Two probe rounds per 10 s analysis period are enough, and keep the files clusterd reads
+      // every period small (a 64-NPU super pod lists about 4,000 paths).
+      next_probe = absl::Now() + SimPingmesh::kProbeInterval;
     }
     if (absl::Now() >= next_progress) {
       Progress();
@@ -646,7 +661,11 @@ absl::Status Runner::Run() {
     }
     bool settled = all_injected && AllTraining();
     for (const FaultRun& r : runs_) {
-      if (!r.job.empty() && !r.resumed.has_value()) settled = false;
+      // A fault that hit a job is settled when the job trains again; a slow rank or link when
+      // clusterd has found it.
+      const bool must_resolve =
+          !r.job.empty() || r.spec->kind == "slow" || r.spec->kind == "slow_link";
+      if (must_resolve && !r.resumed.has_value()) settled = false;
     }
     if (settled) break;
     absl::SleepFor(absl::Milliseconds(100));

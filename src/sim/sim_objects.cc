@@ -60,7 +60,9 @@ Json NodeObject(const ClusterSpec& cluster, int node_index) {
       {"apiVersion", "v1"},
       {"kind", "Node"},
       {"metadata",
-       {{"name", name}, {"uid", StableUid("node/" + name)}, {"labels", labels},
+       {{"name", name},
+        {"uid", StableUid("node/" + name)},
+        {"labels", labels},
         {"annotations", annotations}}},
       {"status",
        {{"addresses", Json::array({{{"type", "InternalIP"}, {"address", NodeIp(node_index)}},
@@ -105,8 +107,7 @@ Json PodGroupObject(const JobSpec& job, const std::string& job_uid) {
                                           {"controller", true}}})}}},
       {"spec",
        {{"minMember", job.pods},
-        {"minResources",
-         {{"huawei.com/Ascend910", std::to_string(job.pods * job.npus_per_pod)}}}}},
+        {"minResources", {{"huawei.com/Ascend910", std::to_string(job.pods * job.npus_per_pod)}}}}},
       {"status", {{"phase", "Running"}}}};
 }
 
@@ -122,23 +123,22 @@ Json PodObject(const ClusterSpec& cluster, const JobSpec& job, const std::string
   for (int npu : p.npus) {
     devices.push_back({{"device_id", std::to_string(npu)},
                        {"device_ip", DeviceIp(p.node_index, npu)},
-                       {"super_device_id",
-                        cluster.nodes_per_super_pod > 0
-                            ? std::to_string(p.node_index * 100 + npu)
-                            : std::string("0")}});
+                       {"super_device_id", cluster.nodes_per_super_pod > 0
+                                               ? std::to_string(p.node_index * 100 + npu)
+                                               : std::string("0")}});
   }
   const std::string host_ip = NodeIp(p.node_index);
-  Json allocation = {{"pod_name", p.name},
-                     {"server_id", p.uid},
-                     {"host_ip", host_ip},
-                     {"super_pod_id", super_pod},
-                     {"devices", devices},
-                     {"rack_id", -2},
-                     {"server_index", cluster.nodes_per_super_pod > 0
-                                          ? std::to_string((p.node_index - 1) %
-                                                           cluster.nodes_per_super_pod)
-                                          : std::string("-2")},
-                     {"server_ip", host_ip}};
+  Json allocation = {
+      {"pod_name", p.name},
+      {"server_id", p.uid},
+      {"host_ip", host_ip},
+      {"super_pod_id", super_pod},
+      {"devices", devices},
+      {"rack_id", -2},
+      {"server_index", cluster.nodes_per_super_pod > 0
+                           ? std::to_string((p.node_index - 1) % cluster.nodes_per_super_pod)
+                           : std::string("-2")},
+      {"server_ip", host_ip}};
   std::vector<std::string> real;
   for (int npu : p.npus) real.push_back(absl::StrCat("Ascend910-", npu));
   Json annotations = {{kRankIndexAnnotation, std::to_string(p.rank)},
@@ -150,8 +150,7 @@ Json PodObject(const ClusterSpec& cluster, const JobSpec& job, const std::string
   Json container = {
       {"name", "ascend"},
       {"image", "train:latest"},
-      {"resources",
-       {{"limits", {{"huawei.com/Ascend910", std::to_string(p.npus.size())}}}}}};
+      {"resources", {{"limits", {{"huawei.com/Ascend910", std::to_string(p.npus.size())}}}}}};
   return Json{
       {"apiVersion", "v1"},
       {"kind", "Pod"},

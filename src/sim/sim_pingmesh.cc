@@ -86,7 +86,8 @@ absl::Status SimPingmesh::ProbeServer(const fs::path& dir, const std::string& se
   absl::MutexLock lock(&mu_);
   auto started = file_started_.find(csv.string());
   std::error_code ec;
-  if (started == file_started_.end() || !fs::exists(csv, ec) || now - started->second >= kRotation) {
+  if (started == file_started_.end() || !fs::exists(csv, ec) ||
+      now - started->second >= kRotation) {
     if (fs::exists(csv, ec)) fs::rename(csv, fs::path(csv.string() + "-bak"), ec);
     std::ofstream(csv) << kHeader;
     file_started_[csv.string()] = now;

@@ -19,7 +19,8 @@ namespace clusterd::sim {
 
 class SimPingmesh {
  public:
-  static constexpr double kBaseDelayUs = 1000;  // a healthy path: 1 ms
+  static constexpr double kBaseDelayUs = 1000;                        // a healthy path: 1 ms
+  static constexpr absl::Duration kProbeInterval = absl::Seconds(5);  // how often Probe runs
 
   // `root` is RAS_NET_ROOT_PATH (the files live under `<root>/cluster/`).
   explicit SimPingmesh(std::filesystem::path root);

@@ -33,12 +33,14 @@ absl::Status SimProfilingFiles::Init() {
     const std::filesystem::path dir = RankDir(r);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+    if (ec)
+      return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
     std::ofstream(dir / "parallel_group.json") << groups;
     std::ofstream(dir / "steptime.csv") << "step time,durations\n";
     std::ofstream comm(dir / "comm.csv");
     comm << "step_index,ZP_device,ZP_host,PP_device,PP_host,dataloader_host\n";
-    if (!comm) return absl::InternalError(absl::StrCat("cannot write ", (dir / "comm.csv").string()));
+    if (!comm)
+      return absl::InternalError(absl::StrCat("cannot write ", (dir / "comm.csv").string()));
   }
   return absl::OkStatus();
 }

@@ -46,11 +46,12 @@ absl::Status SimTrainingJob::Start() {
   store::WatchOptions options;
   options.ns = spec_.ns;
   const std::string reset_name = absl::StrCat("reset-config-", spec_.name);
-  auto watch = store_.Watch(store::kConfigMaps, options, [this, reset_name](const store::WatchEvent& e) {
-    if (e.type == store::WatchEventType::kDeleted) return;
-    if (e.object["metadata"].value("name", "") != reset_name) return;
-    OnResetConfig(e.object);
-  });
+  auto watch =
+      store_.Watch(store::kConfigMaps, options, [this, reset_name](const store::WatchEvent& e) {
+        if (e.type == store::WatchEventType::kDeleted) return;
+        if (e.object["metadata"].value("name", "") != reset_name) return;
+        OnResetConfig(e.object);
+      });
   if (!watch.ok()) return watch.status();
   reset_watch_ = std::move(*watch);
   client_->Start();
@@ -83,26 +84,25 @@ absl::Status SimTrainingJob::ReportProcessFault(const std::vector<int>& ranks, i
 
 void SimTrainingJob::OnSignal(const ::ProcessManageSignal& signal) {
   if (signal.signaltype() != "keep-alive") {
-    SignalRecord record{absl::Now(), signal.signaltype(), signal.changestrategy(),
+    SignalRecord record{absl::Now(),
+                        signal.signaltype(),
+                        signal.changestrategy(),
                         {signal.actions().begin(), signal.actions().end()}};
     {
       absl::MutexLock lock(&mu_);
       signals_.push_back(record);
     }
-    log_(absl::StrCat("job ", spec_.name, " <- ", signal.signaltype(),
-                      signal.changestrategy().empty() ? "" : " " + signal.changestrategy(),
-                      signal.actions().empty()
-                          ? ""
-                          : " [" + absl::StrJoin(signal.actions(), ",") + "]"));
+    log_(absl::StrCat(
+        "job ", spec_.name, " <- ", signal.signaltype(),
+        signal.changestrategy().empty() ? "" : " " + signal.changestrategy(),
+        signal.actions().empty() ? "" : " [" + absl::StrJoin(signal.actions(), ",") + "]"));
   }
   driver_.OnSignal(signal);
 }
 
 void SimTrainingJob::OnSubscribed() { driver_.OnSubscribed(); }
 
-void SimTrainingJob::OnStreamEnd(const grpc::Status& status) {
-  driver_.OnStreamEnd(status);
-}
+void SimTrainingJob::OnStreamEnd(const grpc::Status& status) { driver_.OnStreamEnd(status); }
 
 void SimTrainingJob::OnResetConfig(const store::Object& cm) {
   if (!cm.contains("data") || !cm["data"].contains("reset.json")) return;

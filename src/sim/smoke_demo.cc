@@ -59,7 +59,8 @@ absl::Status RunSmokeDemo(const std::string& clusterd_binary, const std::string&
     req.set_jobid("demo-job");
     req.set_role("demo");
     ::Status resp;
-    grpc::Status st = Unary([&](grpc::ClientContext* c) { return stub->HealthCheck(c, req, &resp); });
+    grpc::Status st =
+        Unary([&](grpc::ClientContext* c) { return stub->HealthCheck(c, req, &resp); });
     report("/Recover/HealthCheck", st, st.ok() && resp.code() == 0);
     std::printf("     -> code=%d info=\"%s\"\n", resp.code(), resp.info().c_str());
   }
@@ -145,7 +146,8 @@ absl::Status RunSmokeDemo(const std::string& clusterd_binary, const std::string&
   if (!rc.ok()) return rc.status();
   std::printf("   clusterd exited with code %d\n", *rc);
   ok &= *rc == 0;
-  if (!ok) return absl::InternalError(absl::StrCat("demo failed; clusterd log: ", (*proc)->log_path()));
+  if (!ok)
+    return absl::InternalError(absl::StrCat("demo failed; clusterd log: ", (*proc)->log_path()));
   std::printf("== demo passed\n");
   return absl::OkStatus();
 }

@@ -124,18 +124,17 @@ absl::StatusOr<std::vector<TraceEpisode>> ParseTrace(std::string_view text,
       return bad(absl::StrCat("event_type \"", kind, "\" is neither fault_start nor fault_end"));
     }
   }
-  std::stable_sort(episodes.begin(), episodes.end(),
-                   [](const TraceEpisode& a, const TraceEpisode& b) {
-                     return a.start_day < b.start_day;
-                   });
+  std::stable_sort(
+      episodes.begin(), episodes.end(),
+      [](const TraceEpisode& a, const TraceEpisode& b) { return a.start_day < b.start_day; });
   return episodes;
 }
 
 std::optional<TraceFaultMapping> MapTraceFault(const TraceEpisode& episode) {
   for (const Rule& r : kRules) {
     if (!r.cls.empty() && episode.cls != r.cls) continue;
-    if (!r.desc.empty() && !absl::StrContains(absl::AsciiStrToLower(episode.desc),
-                                              absl::AsciiStrToLower(r.desc))) {
+    if (!r.desc.empty() &&
+        !absl::StrContains(absl::AsciiStrToLower(episode.desc), absl::AsciiStrToLower(r.desc))) {
       continue;
     }
     if (r.cls.empty() && episode.level != "Hardware Failure") continue;

@@ -49,10 +49,10 @@ std::optional<TraceFaultMapping> MapTraceFault(const TraceEpisode& episode);
 
 struct ReplayPlan {
   std::vector<FaultSpec> faults;
-  int episodes = 0;                       // in the trace
-  int played = 0;                         // turned into faults
-  std::map<std::string, int> skipped;     // reason -> count
-  double first_day = 0, last_day = 0;     // trace time covered by the played episodes
+  int episodes = 0;                    // in the trace
+  int played = 0;                      // turned into faults
+  std::map<std::string, int> skipped;  // reason -> count
+  double first_day = 0, last_day = 0;  // trace time covered by the played episodes
 };
 
 // Turns the episodes from `spec.from_day` on into at most `spec.max_events` faults on

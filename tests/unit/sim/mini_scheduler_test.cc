@@ -30,12 +30,12 @@ class MiniSchedulerTest : public ::testing::Test {
   void MarkUnhealthy(int node, const std::string& npus) {
     model::DeviceInfoCfg cfg;
     cfg.device_info.device_list["huawei.com/Ascend910-Unhealthy"] = npus;
-    store::Object cm = {{"apiVersion", "v1"},
-                        {"kind", "ConfigMap"},
-                        {"metadata",
-                         {{"name", absl::StrCat("mindx-dl-deviceinfo-node-", node)},
-                          {"namespace", "kube-system"}}},
-                        {"data", {{"DeviceInfoCfg", model::RenderDeviceInfoCfg(cfg)}}}};
+    store::Object cm = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata",
+         {{"name", absl::StrCat("mindx-dl-deviceinfo-node-", node)}, {"namespace", "kube-system"}}},
+        {"data", {{"DeviceInfoCfg", model::RenderDeviceInfoCfg(cfg)}}}};
     ASSERT_TRUE(store_->Create(store::kConfigMaps, cm).ok());
   }
 

@@ -58,21 +58,21 @@ TEST(Scenario, DefaultDemoParses) {
 
 TEST(Scenario, ASlowRankNeedsDetectionOnItsJobAndARankInRange) {
   // kBase's job a has 2 pods x 4 NPUs and no slow_node_detection.
-  EXPECT_TRUE(absl::StrContains(
-      Error(std::string(kBase) + "  - {at_s: 1, kind: slow, job: a, rank: 0}\n"),
-      "needs slow_node_detection: true"));
+  EXPECT_TRUE(
+      absl::StrContains(Error(std::string(kBase) + "  - {at_s: 1, kind: slow, job: a, rank: 0}\n"),
+                        "needs slow_node_detection: true"));
   std::string with_detection = std::string(kBase);
   const std::string job_line = "  - name: a\n";
   with_detection.insert(with_detection.find(job_line) + job_line.size(),
                         "    slow_node_detection: true\n");
-  EXPECT_TRUE(absl::StrContains(
-      Error(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 8}\n"),
-      "rank must be in [0, 8)"));
+  EXPECT_TRUE(
+      absl::StrContains(Error(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 8}\n"),
+                        "rank must be in [0, 8)"));
   EXPECT_TRUE(absl::StrContains(
       Error(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 1, magnitude: 0}\n"),
       "magnitude must be in (0, 10]"));
-  auto ok = ParseScenario(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 3}\n",
-                          "s.yaml", &Catalog());
+  auto ok = ParseScenario(with_detection + "  - {at_s: 1, kind: slow, job: a, rank: 3}\n", "s.yaml",
+                          &Catalog());
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_DOUBLE_EQ(ok->faults[0].magnitude, 0.5);
 }
@@ -85,9 +85,10 @@ TEST(Scenario, UnknownFaultCodeNamesFileAndLine) {
 }
 
 TEST(Scenario, UnknownNodeAndJob) {
-  EXPECT_TRUE(absl::StrContains(
-      Error(std::string(kBase) + "  - {at_s: 1, kind: chip, node: node-9, npu: 0, code: 80E01801}\n"),
-      "unknown node \"node-9\""));
+  EXPECT_TRUE(
+      absl::StrContains(Error(std::string(kBase) +
+                              "  - {at_s: 1, kind: chip, node: node-9, npu: 0, code: 80E01801}\n"),
+                        "unknown node \"node-9\""));
   EXPECT_TRUE(absl::StrContains(
       Error(std::string(kBase) + "  - {at_s: 1, kind: software, job: b, rank: 0}\n"),
       "unknown job \"b\""));
@@ -102,16 +103,18 @@ TEST(Scenario, MalformedYamlAndUnknownKeys) {
 
 TEST(Scenario, RangesAreChecked) {
   EXPECT_TRUE(absl::StrContains(Error("cluster:\n  nodes: 0\n"), "nodes must be"));
-  EXPECT_TRUE(absl::StrContains(
-      Error("cluster:\n  nodes: 1\n  npus_per_node: 8\njobs:\n  - {name: a, pods: 3, npus_per_pod: 8}\n"),
-      "more NPUs than the cluster has"));
-  EXPECT_TRUE(absl::StrContains(
-      Error(std::string(kBase) + "  - {at_s: 1, kind: chip, node: node-1, npu: 8, code: 80E01801}\n"),
-      "npu must be in [0, 8)"));
-  EXPECT_TRUE(absl::StrContains(
-      Error(std::string(kBase) + "  - {at_s: 1, kind: laser, node: node-1}\n"), "unknown fault kind"));
-  EXPECT_TRUE(absl::StrContains(
-      Error("jobs:\n  - {name: a, strategies: [retry, teleport]}\n"), "unknown strategy \"teleport\""));
+  EXPECT_TRUE(absl::StrContains(Error("cluster:\n  nodes: 1\n  npus_per_node: 8\njobs:\n  - {name: "
+                                      "a, pods: 3, npus_per_pod: 8}\n"),
+                                "more NPUs than the cluster has"));
+  EXPECT_TRUE(
+      absl::StrContains(Error(std::string(kBase) +
+                              "  - {at_s: 1, kind: chip, node: node-1, npu: 8, code: 80E01801}\n"),
+                        "npu must be in [0, 8)"));
+  EXPECT_TRUE(
+      absl::StrContains(Error(std::string(kBase) + "  - {at_s: 1, kind: laser, node: node-1}\n"),
+                        "unknown fault kind"));
+  EXPECT_TRUE(absl::StrContains(Error("jobs:\n  - {name: a, strategies: [retry, teleport]}\n"),
+                                "unknown strategy \"teleport\""));
   EXPECT_TRUE(absl::StrContains(Error("jobs:\n  - {name: A_b}\n"), "lower-case"));
   EXPECT_TRUE(absl::StrContains(Error("jobs: 3\n"), "jobs must be a list"));
   EXPECT_TRUE(absl::StrContains(Error("- 1\n- 2\n"), "a scenario is a YAML mapping"));
@@ -119,7 +122,8 @@ TEST(Scenario, RangesAreChecked) {
 
 TEST(Scenario, NetworkFaultsMustBeNetworkCodes) {
   EXPECT_TRUE(absl::StrContains(
-      Error(std::string(kBase) + "  - {at_s: 1, kind: network, node: node-1, npu: 0, code: 80E01801}\n"),
+      Error(std::string(kBase) +
+            "  - {at_s: 1, kind: network, node: node-1, npu: 0, code: 80E01801}\n"),
       "not a network fault code"));
   auto ok = ParseScenario(
       std::string(kBase) + "  - {at_s: 1, kind: network, node: node-1, npu: 0, code: 81078603}\n",
@@ -140,11 +144,12 @@ TEST(Scenario, ASlowLinkNeedsAPingmeshSuperPodCluster) {
   EXPECT_TRUE(absl::StrContains(
       Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 16, magnitude: 9}\n"),
       "npu must be in [0, 16)"));
-  EXPECT_TRUE(absl::StrContains(
-      Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 1}\n"),
-      "magnitude of a slow_link must be in [3, 1000]"));
-  auto ok = ParseScenario(a3 + "  - {at_s: 1, kind: slow_link, node: node-4, npu: 3, magnitude: 9}\n",
-                          "s.yaml", &Catalog());
+  EXPECT_TRUE(
+      absl::StrContains(Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 1}\n"),
+                        "magnitude of a slow_link must be in [3, 1000]"));
+  auto ok =
+      ParseScenario(a3 + "  - {at_s: 1, kind: slow_link, node: node-4, npu: 3, magnitude: 9}\n",
+                    "s.yaml", &Catalog());
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_TRUE(ok->cluster.pingmesh);
 }

@@ -47,8 +47,8 @@ class SimPingmeshTest : public ::testing::Test {
         << "period=10\nnetFault=" << (on ? "on" : "off") << "\n";
   }
   std::vector<std::string> Rows() {
-    std::vector<std::string> lines = absl::StrSplit(Read(pod_ / "ping_result_0.csv"), '\n',
-                                                    absl::SkipEmpty());
+    std::vector<std::string> lines =
+        absl::StrSplit(Read(pod_ / "ping_result_0.csv"), '\n', absl::SkipEmpty());
     return lines;
   }
 

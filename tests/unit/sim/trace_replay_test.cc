@@ -33,10 +33,10 @@ std::string Trace(const std::vector<std::string>& events) {
 
 TEST(TraceReplay, PairsStartsWithTheirEndsPerNodeAndType) {
   TraceParseStats stats;
-  auto episodes = ParseTrace(Trace({Event("a", 2, "fault_start"), Event("b", 1, "fault_start"),
-                                    Event("a", 3, "fault_end"), Event("c", 4, "fault_end"),
-                                    Event("b", 1.5, "fault_start", "Fan", "Speed Critical")}),
-                             &stats);
+  auto episodes = ParseTrace(
+      Trace({Event("a", 2, "fault_start"), Event("b", 1, "fault_start"), Event("a", 3, "fault_end"),
+             Event("c", 4, "fault_end"), Event("b", 1.5, "fault_start", "Fan", "Speed Critical")}),
+      &stats);
   ASSERT_TRUE(episodes.ok()) << episodes.status();
   ASSERT_EQ(episodes->size(), 3u);
   EXPECT_EQ(stats.events, 5);
@@ -89,11 +89,13 @@ TEST(TraceReplay, MapsGpuClusterFaultsOntoNpuFaultHandling) {
 
 TEST(TraceReplay, PlansCompressedTimeNodesInOrderAndStableNpus) {
   auto episodes = ParseTrace(Trace({
-      Event("x", 10, "fault_start"), Event("x", 12, "fault_end"),
+      Event("x", 10, "fault_start"),
+      Event("x", 12, "fault_end"),
       Event("y", 11, "fault_start", "Fan", "Speed Critical (Sensor)"),
       Event("z", 12, "fault_start", "Other Failures", "Unknown Error", "Software Failure"),
       Event("w", 13, "fault_start", "Parameter Plane Cable", "Link Down"),
-      Event("v", 14, "fault_start"), Event("x", 15, "fault_start", "GPU", "GPU Lost"),
+      Event("v", 14, "fault_start"),
+      Event("x", 15, "fault_start", "GPU", "GPU Lost"),
   }));
   ASSERT_TRUE(episodes.ok());
   ReplaySpec spec;
@@ -109,23 +111,24 @@ TEST(TraceReplay, PlansCompressedTimeNodesInOrderAndStableNpus) {
   EXPECT_EQ(plan.skipped["Software Failure / Other Failures"], 1);
   ASSERT_EQ(plan.faults.size(), 5u);
   const FaultSpec& dbe = plan.faults[0];
-  EXPECT_DOUBLE_EQ(dbe.at_s, 5);              // the first played episode starts at start_s
-  EXPECT_DOUBLE_EQ(dbe.clear_after_s, 1.0);   // 2 days at 2 days/s
+  EXPECT_DOUBLE_EQ(dbe.at_s, 5);             // the first played episode starts at start_s
+  EXPECT_DOUBLE_EQ(dbe.clear_after_s, 1.0);  // 2 days at 2 days/s
   EXPECT_EQ(dbe.node, "node-1");
   EXPECT_GE(dbe.npu, 0);
   EXPECT_LT(dbe.npu, 8);
-  EXPECT_EQ(plan.faults[1].kind, "node");     // fan: y -> node-2, no NPU
+  EXPECT_EQ(plan.faults[1].kind, "node");  // fan: y -> node-2, no NPU
   EXPECT_EQ(plan.faults[1].node, "node-2");
   EXPECT_EQ(plan.faults[1].npu, -1);
   EXPECT_DOUBLE_EQ(plan.faults[1].at_s, 5.5);
   EXPECT_DOUBLE_EQ(plan.faults[1].clear_after_s, 0);  // open: never cleared
-  EXPECT_EQ(plan.faults[2].node, "node-3");   // w
-  EXPECT_EQ(plan.faults[3].node, "node-1");   // v wraps around
-  EXPECT_EQ(plan.faults[4].node, "node-1");   // x keeps its node
+  EXPECT_EQ(plan.faults[2].node, "node-3");           // w
+  EXPECT_EQ(plan.faults[3].node, "node-1");           // v wraps around
+  EXPECT_EQ(plan.faults[4].node, "node-1");           // x keeps its node
   EXPECT_EQ(plan.faults[4].code, "80E3A201");
   // The same trace gives the same plan.
   ReplayPlan again = PlanReplay(*episodes, spec, cluster);
-  for (size_t i = 0; i < plan.faults.size(); ++i) EXPECT_EQ(again.faults[i].npu, plan.faults[i].npu);
+  for (size_t i = 0; i < plan.faults.size(); ++i)
+    EXPECT_EQ(again.faults[i].npu, plan.faults[i].npu);
 
   spec.max_events = 2;
   spec.from_day = 10.5;

@@ -1,0 +1,149 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/work_queue.h"
+#include "diagnosis/net_fault.h"
+#include "diagnosis/public_fault.h"
+#include "diagnosis/super_pod_topology.h"
+#include "nlohmann/json.hpp"
+#include "store/object_store.h"
+
+namespace clusterd::diagnosis {
+
+inline constexpr std::string_view kPingmeshConfigName = "pingmesh-config";
+inline constexpr std::string_view kPingmeshConsumerLabel = "mx-consumer-cim";
+
+struct NetDiagnosisOptions {
+  // RAS_NET_ROOT_PATH: the shared storage root; every file lives under <root>/cluster/.
+  std::string root;
+  // The root is re-checked this often while it is missing (§7: 5 s, the first 4 failures logged).
+  absl::Duration root_poll = absl::Seconds(5);
+  int root_failures_logged = 4;
+  // Node changes mark super pods dirty; they are published on this tick, batch per tick (§7.2).
+  absl::Duration topology_tick = absl::Seconds(5);
+  int topology_batch = 5;
+  // Public-fault retries (§7.5: 20 times, 3 s apart).
+  absl::Duration retry_delay = absl::Seconds(3);
+  int max_retries = 20;
+  // Largest ping_result CSV read (the file rotates every 45 s, so it stays small).
+  size_t max_file_bytes = 16 << 20;
+  // pktSize of the generated ping lists.
+  int64_t ping_packet_size = 1024;
+};
+
+// What `GET /api/clusterd/v1/netfault` shows for one super pod.
+struct NetSuperPodView {
+  std::string super_pod_id;
+  int64_t nodes = 0;
+  int64_t npus = 0;
+  bool detecting = false;  // netFault=on and the files are in place
+  int64_t period_s = 0;
+  std::string detection_start;  // RFC 3339, empty while not detecting
+  int64_t rounds = 0;           // detection rounds since (re)start (window full or not)
+  int64_t analysed_rounds = 0;  // rounds with a full window
+  int64_t alarms_total = 0;
+  int64_t faults_sent = 0;
+  std::vector<NetAlarm> last_alarms;  // of the last round that raised any
+  std::string last_alarm_time;
+  std::string last_error;
+  nlohmann::ordered_json ToJson() const;
+};
+
+// Slow-network diagnosis plumbing (jobs-ranktable-diagnosis.md §7.1-§7.5): watches the
+// `cluster-system/pingmesh-config` ConfigMap and the Nodes, publishes the super-pod topology
+// (`super-pod-<id>` ConfigMaps, `super-pod-<id>.json`, `cathelper.conf`), and for every super
+// pod with netFault=on writes the ping lists, reads the ping_result CSVs every period, runs
+// SuperPodNetDetector, appends to network_fault.json and sends the alarms as public faults
+// (200001010/11/12) through the sink.
+//
+// Watch events only enqueue keys in a WorkQueue; one worker reconciles. Timers (the topology
+// debounce, the rounds, the root re-check, report retries) are WorkQueue::AddAfter on the
+// Clock. Tests drive it on their own thread with Resync/RunPending/RunDue and a ManualClock.
+class NetDiagnosisController {
+ public:
+  NetDiagnosisController(store::ObjectStore& store, Clock& clock, PublicFaultSink& sink,
+                         NetDiagnosisOptions options);
+  ~NetDiagnosisController();
+  NetDiagnosisController(const NetDiagnosisController&) = delete;
+  NetDiagnosisController& operator=(const NetDiagnosisController&) = delete;
+
+  // Production: watches the pingmesh-config ConfigMap and the Nodes, runs one worker.
+  absl::Status Start();
+  void Stop();
+
+  // Queues the configuration, the root check and a topology pass (start-up, tests).
+  void Resync();
+  // Tests: processes every queued key on the calling thread; returns how many.
+  size_t RunPending();
+  // Tests: promotes due timers, then RunPending.
+  size_t RunDue();
+
+  // The feature's state: {"root","rootReady","detection","config",...,"superPods":[...]}.
+  nlohmann::ordered_json Views() const;
+
+ private:
+  struct Pod;
+  struct PendingReport {
+    std::string super_pod_id;
+    PublicFaultReport report;
+    int attempts = 0;
+  };
+  void Process(const std::string& key);
+  void CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReconcileConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PublishPod(const std::string& id, const SuperPodDevice* pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteCathelpers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Reload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartDetection(Pod& pod, const CathelperConf& conf) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StopDetection(Pod& pod, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RoundOf(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlushReports() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PublishViews() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string PodDir(const std::string& id) const;
+  bool DetectionOn() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  PublicFaultSink& sink_;
+  const NetDiagnosisOptions options_;
+  WorkQueue queue_;
+
+  mutable absl::Mutex mu_;
+  bool root_ready_ ABSL_GUARDED_BY(mu_) = false;
+  int root_failures_ ABSL_GUARDED_BY(mu_) = 0;
+  // The last accepted pingmesh-config (nullopt: none yet).
+  std::optional<std::map<std::string, PingmeshEntry>> config_ ABSL_GUARDED_BY(mu_);
+  std::string config_error_ ABSL_GUARDED_BY(mu_);
+  bool started_once_ ABSL_GUARDED_BY(mu_) = false;
+  bool topology_published_once_ ABSL_GUARDED_BY(mu_) = false;
+  // Built from the Nodes on the last topology pass; published content hashes per pod.
+  std::map<std::string, SuperPodDevice> topology_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> published_hash_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Pod>> pods_ ABSL_GUARDED_BY(mu_);
+  AlarmSuppression suppression_ ABSL_GUARDED_BY(mu_);
+  std::deque<PendingReport> reports_ ABSL_GUARDED_BY(mu_);
+
+  mutable absl::Mutex view_mu_;
+  nlohmann::ordered_json view_ ABSL_GUARDED_BY(view_mu_);
+
+  std::unique_ptr<store::WatchHandle> config_watch_;
+  std::unique_ptr<store::WatchHandle> node_watch_;
+  std::thread worker_;
+};
+
+}  // namespace clusterd::diagnosis
