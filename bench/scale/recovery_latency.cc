@@ -125,6 +125,11 @@ int main(int argc, char** argv) {
   app.add_option("--samples", samples, "ReportProcessFault samples")->capture_default_str();
   app.add_option("--hardware-samples", hardware_samples, "Hardware-fault samples")->capture_default_str();
   app.add_option("--clusterd", clusterd_binary, "clusterd binary");
+  std::string parent = "/tmp";
+  app.add_option("--state-parent", parent,
+                 "Directory that receives the run's store (e.g. /dev/shm: fsync costs nothing on "
+                 "tmpfs, which separates clusterd's own latency from the disk's)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (clusterd_binary.empty()) clusterd_binary = std::string(CLUSTERD_BIN);
 
@@ -133,8 +138,12 @@ int main(int argc, char** argv) {
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
 
-  char tmpl[] = "/tmp/recovery-scale-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  std::string tmpl = parent + "/recovery-scale-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    std::fprintf(stderr, "cannot create a directory in %s\n", parent.c_str());
+    return 2;
+  }
+  const std::string dir = tmpl;
   clusterd::sim::ClusterdProcess::Options options;
   options.binary = clusterd_binary;
   options.store = "dir:" + dir + "/store";
