@@ -308,6 +308,44 @@ void RecoveryExecutor::RemoveFaultJobInfo(const std::string& job_id) {
   Patch(key, FaultJobInfoRemovalPatch(job_id), 3);
 }
 
+void RecoveryExecutor::WriteFaultJobInfo(const Job& job, const std::vector<int64_t>& pod_ranks) {
+  // §11.5: the super pods of the job's nodes (the pods' allocation `super_pod_id`), split into
+  // the nodes of the faulty pods and the others.
+  const JobView& view = job.state.view;
+  std::set<std::string> faulty;
+  for (int64_t rank : pod_ranks) {
+    if (const PodView* pod = view.Pod(rank); pod != nullptr && !pod->node.empty()) {
+      faulty.insert(pod->node);
+    }
+  }
+  std::map<std::string, std::string> super_pod_of_node;
+  for (const auto& [rank, pod] : view.pods) {
+    if (pod.node.empty() || pod.super_pod_id < 0) continue;
+    super_pod_of_node.emplace(pod.node, std::to_string(pod.super_pod_id));
+  }
+  const std::string value = FaultJobInfoValue(super_pod_of_node, faulty);
+  const std::string& job_id = job.id.job_id;
+  const store::ObjectKey key{std::string(store::kConfigMaps), std::string(kFaultJobInfoNamespace),
+                             std::string(kFaultJobInfoName)};
+  store::Object patch;
+  patch["data"][job_id] = value;
+  absl::StatusOr<store::Object> existing = store_.Get(key);
+  if (existing.ok() || existing.status().code() != absl::StatusCode::kNotFound) {
+    Patch(key, patch, 3);
+    return;
+  }
+  // Created if absent (§11.5).
+  absl::StatusOr<store::Object> created =
+      store_.Create(store::kConfigMaps, FaultJobInfoConfigMap(job_id, value));
+  if (!created.ok() && created.status().code() == absl::StatusCode::kAlreadyExists) {
+    Patch(key, patch, 3);  // created by another job in between
+  } else if (!created.ok()) {
+    LogWarn(kComponent, "fault-job-info not written",
+            {{"job", job_id}, {"error", created.status()}});
+    ErrorCounter("fault_job_info").Increment();
+  }
+}
+
 void RecoveryExecutor::Execute(Job& job, const Command& command) {
   const std::string& job_id = job.id.job_id;
   if (const auto* c = std::get_if<SendSignal>(&command)) {
@@ -341,8 +379,7 @@ void RecoveryExecutor::Execute(Job& job, const Command& command) {
       }
       Wake(job_id, at);
     } else {
-      // The super-pod node sets need the fault centre's topology (issue 5); logged for now.
-      LogInfo(kComponent, "fault-job-info record skipped", {{"job", job_id}});
+      WriteFaultJobInfo(job, c->pod_ranks);
     }
   } else if (const auto* c = std::get_if<ArmTimer>(&command)) {
     Wake(job_id, c->at);

@@ -137,6 +137,8 @@ class RecoveryExecutor {
   bool WriteReset(const Job& job, const WriteResetConfig& write);
   bool Patch(const store::ObjectKey& key, const store::Object& patch, int attempts);
   void RemoveFaultJobInfo(const std::string& job_id);
+  void WriteFaultJobInfo(const Job& job, const std::vector<int64_t>& pod_ranks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   void Wake(const std::string& job_id, absl::Time at);
   void WorkerLoop();
   absl::StatusOr<JobView> ReadView(const JobIdentity& id) const;

@@ -37,6 +37,18 @@ MachineRun::GateResult MachineRun::SubHealthGate(std::vector<HardwareFault>& fau
     if (f.pod_rank == first) kept.push_back(f);
   }
   faults = std::move(kept);
+  // Not in the reference: a fault delivered for a pod that is gone or was replaced (typically
+  // the old pod right after a hot switch, reported from a snapshot taken before its deletion)
+  // would start a second hot switch for a pod that no longer runs the rank, which can only time
+  // out and turn hot switch off for the job. Such a fault is stale; the next delivery names the
+  // rank's current pod if the fault is really there.
+  const PodView* current = s_.view.Pod(*first);
+  const std::string& fault_uid = faults.front().pod_uid;
+  if (!fault_uid.empty() && (current == nullptr || current->uid != fault_uid)) {
+    AddNote("hot_switch", absl::StrCat("sub-health fault of pod rank ", *first,
+                                       " names a pod that is gone or replaced: skipped"));
+    return GateResult::kSkip;
+  }
   HotSwitchInfo info;
   info.pod_rank = *first;
   info.pod_uid = faults.front().pod_uid;

@@ -5,12 +5,22 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {
 namespace {
 
 using store::Object;
+
+// `super_pod_id` of the allocation annotation's JSON; -2 when absent or unreadable.
+int64_t SuperPodIdOf(const std::string& allocation) {
+  if (allocation.empty()) return -2;
+  const nlohmann::json alloc = nlohmann::json::parse(allocation, nullptr, false);
+  if (!alloc.is_object()) return -2;
+  const auto it = alloc.find("super_pod_id");
+  return it != alloc.end() && it->is_number_integer() ? it->get<int64_t>() : -2;
+}
 
 StringMap StringsAt(const Object& object, const char* field) {
   StringMap out;
@@ -122,6 +132,8 @@ JobView BuildJobView(const Object* pod_group, const std::vector<Object>& pods) {
     p.in_hot_switch_flow = ValueOr(annotations, kAnnotationInHotSwitchFlow) == "true";
     p.backup_new_pod_name = ValueOr(annotations, kAnnotationBackupNewPodName);
     p.created = CreatedOf(pod);
+    p.super_pod_id = SuperPodIdOf(ValueOr(annotations, kAnnotationAllocation));
+    if (p.super_pod_id >= 0) view.super_pod = true;
     int64_t npus = 0;
     std::optional<int64_t> mindio_wait;
     ReadContainers(pod, npus, mindio_wait);

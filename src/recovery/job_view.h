@@ -23,6 +23,7 @@ struct PodView {
   bool in_hot_switch_flow = false;
   std::string backup_new_pod_name;  // annotation backupNewPodName
   absl::Time created = absl::UnixEpoch();
+  int64_t super_pod_id = -2;  // from the allocation annotation; >= 0 on a super pod
   bool operator==(const PodView&) const = default;
 };
 
@@ -39,9 +40,9 @@ struct JobView {
   StringMap pod_group_annotations;
   std::map<int64_t, PodView> pods;  // by pod rank (hccl/rankIndex); backup pods excluded
   std::vector<PodView> backup_pods;
-  int npus_per_pod = 1;                        // D
-  bool npu_server = false;                     // "npu"-type servers (ra-block rule, §7.4)
-  bool super_pod = false;                      // super-pod job (fault-job-info, §11.5)
+  int npus_per_pod = 1;     // D
+  bool npu_server = false;  // "npu"-type servers (ra-block rule, §7.4)
+  bool super_pod = false;   // a pod's allocation names a super pod (fault-job-info, §11.5)
   std::optional<int64_t> mindio_wait_seconds;  // env of the rank-0 pod, when an integer
   bool operator==(const JobView&) const = default;
 

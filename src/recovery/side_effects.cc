@@ -1,5 +1,6 @@
 #include "recovery/side_effects.h"
 
+#include "nlohmann/json.hpp"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {
@@ -75,6 +76,32 @@ store::Object HotSwitchSuccessCleanupPatch() {
 
 store::Object NodeUnhealthyPatch() {
   return AnnotationPatch(kAnnotationNodeHealthyStatus, kNodeUnHealthy);
+}
+
+std::string FaultJobInfoValue(const std::map<std::string, std::string>& super_pod_of_node,
+                              const std::set<std::string>& faulty) {
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> pods;
+  for (const auto& [node, super_pod] : super_pod_of_node) {
+    if (super_pod.empty()) continue;
+    auto& [bad, good] = pods[super_pod];
+    (faulty.count(node) > 0 ? bad : good).push_back(node);  // map order: sorted
+  }
+  nlohmann::ordered_json value = nlohmann::ordered_json::object();
+  for (const auto& [id, nodes] : pods) {
+    value[id] = {{"faultNodes", nodes.first}, {"healthyNodes", nodes.second}};
+  }
+  return value.dump();
+}
+
+store::Object FaultJobInfoConfigMap(std::string_view job_id, const std::string& value) {
+  store::Object cm = {{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata",
+                       {{"name", std::string(kFaultJobInfoName)},
+                        {"namespace", std::string(kFaultJobInfoNamespace)}}},
+                      {"data", store::Object::object()}};
+  cm["data"][std::string(job_id)] = value;
+  return cm;
 }
 
 store::Object FaultJobInfoRemovalPatch(std::string_view job_id) {

@@ -3,6 +3,8 @@
 // The desired changes to Kubernetes objects (§11.2-§11.5), as JSON merge patches. Pure; the
 // executor applies them with ObjectStore::Patch.
 
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,5 +46,15 @@ store::Object NodeUnhealthyPatch();
 
 // §11.5 cluster-system/fault-job-info: drop the job's key.
 store::Object FaultJobInfoRemovalPatch(std::string_view job_id);
+// §11.5: the value of the job's key in `cluster-system/fault-job-info`, a map from super-pod id
+// to the job's faulty and healthy nodes in it (compact JSON, nodes sorted):
+// {"<superPodID>":{"faultNodes":[...],"healthyNodes":[...]}}. `super_pod_of_node` holds every
+// node of the job (nodes without a super pod are left out); `faulty` the nodes of the faulty
+// pods. The spec names the content, not its keys: the key names are documented in
+// docs/compatibility.md.
+std::string FaultJobInfoValue(const std::map<std::string, std::string>& super_pod_of_node,
+                              const std::set<std::string>& faulty);
+// The ConfigMap with the job's entry, for when it does not exist yet.
+store::Object FaultJobInfoConfigMap(std::string_view job_id, const std::string& value);
 
 }  // namespace clusterd::recovery

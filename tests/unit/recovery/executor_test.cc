@@ -301,6 +301,32 @@ TEST_F(ExecutorTest, FaultJobInfoEntryRemovedTenSecondsAfterRecoverSuccess) {
   EXPECT_TRUE(data.contains("K"));
 }
 
+TEST_F(ExecutorTest, FaultJobInfoRecordsTheSuperPodNodeSetsBeforeTheGlobalFault) {
+  // §11.5: the two pods sit on super pod 3 (their allocation's super_pod_id), pod 1 is faulty.
+  for (int r = 0; r < 2; ++r) {
+    store::Object patch;
+    patch["spec"]["nodeName"] = r == 0 ? "node-a" : "node-b";
+    patch["metadata"]["annotations"]["ascend.kubectl.kubernetes.io/ascend-910-configuration"] =
+        R"({"pod_name":"demo","server_id":"uid","super_pod_id":3,"devices":[]})";
+    ASSERT_TRUE(store_.Patch({"pods", "ns", "demo-" + std::to_string(r)}, patch).ok());
+  }
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  Post(ex, StopCompleteReported{0, 2});
+  ex.RunPending();
+  clock_.Advance(absl::Seconds(1));
+  ex.RunDue();  // into the force-release pause: fault-job-info is written first
+  auto info = store_.Get({"configmaps", "cluster-system", "fault-job-info"});
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ((*info)["data"]["J"], R"({"3":{"faultNodes":["node-b"],"healthyNodes":["node-a"]}})");
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  clock_.Advance(absl::Seconds(10));
+  ex.RunDue();
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault"));
+}
+
 TEST_F(ExecutorTest, WorkersProcessEventsByThemselves) {
   RecoveryExecutor ex(store_, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());

@@ -378,6 +378,37 @@ TEST(HotSwitch, OldPodNeverDeletedTimesOut) {
   EXPECT_EQ(h.state(), State::kInit);
 }
 
+TEST(HotSwitch, AStaleFaultOfTheMigratedPodStartsNoSecondSwitch) {
+  // Right after a migration the fault centre may still deliver the sub-health fault of the old
+  // pod (a snapshot taken before its deletion): it must not start a second hot switch.
+  Harness h(HotConfig(), MakeView(3, 8));
+  h.Subscribe();
+  h.Hardware({SubHealth(9, 1)}, "SubHealthy");
+  h.View(WithBackup(true));
+  h.Strategies({"migration"});
+  h.View(WithBackup(true, /*old_pod_present=*/false));
+  h.Status(0, "migration");
+  ASSERT_EQ(h.state(), State::kInit);
+  const size_t signals = h.Signals().size();
+  h.Hardware({SubHealth(9, 1)}, "SubHealthy");  // the old pod: gone
+  EXPECT_EQ(h.Signals().size(), signals);
+  EXPECT_EQ(h.state(), State::kInit);
+  // The backup pod now holds pod rank 1 under another UID; a fault still naming the old UID is
+  // stale as well.
+  JobView replaced = MakeView(3, 8);
+  replaced.pods[1].uid = "uid-backup";
+  h.View(replaced);
+  h.Hardware({SubHealth(9, 1)}, "SubHealthy");
+  EXPECT_EQ(h.Signals().size(), signals);
+  EXPECT_TRUE(h.job().config.HotSwitch());
+  // A fault of the rank's current pod does start one.
+  HardwareFault current = SubHealth(9, 1);
+  current.pod_uid = "uid-backup";
+  h.Hardware({current}, "SubHealthy");
+  ASSERT_GT(h.Signals().size(), signals);
+  EXPECT_THAT(h.Signals().back().actions, ElementsAre("hot switch"));
+}
+
 TEST(HotSwitch, PodZeroOnlyIsSkipped) {
   Harness h(HotConfig(), MakeView(3, 8));
   h.Subscribe();

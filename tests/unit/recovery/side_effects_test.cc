@@ -41,6 +41,11 @@ TEST(SideEffects, NodeAndFaultJobInfoPatches) {
   EXPECT_EQ(CanonicalJson(NodeUnhealthyPatch()),
             R"({"metadata":{"annotations":{"NodeHealthyStatus":"UnHealthy"}}})");
   EXPECT_EQ(CanonicalJson(FaultJobInfoRemovalPatch("J")), R"({"data":{"J":null}})");
+  EXPECT_EQ(FaultJobInfoValue({{"n3", "1"}, {"n1", "0"}, {"n2", "0"}, {"n4", ""}}, {"n2", "n4"}),
+            R"({"0":{"faultNodes":["n2"],"healthyNodes":["n1"]},)"
+            R"("1":{"faultNodes":[],"healthyNodes":["n3"]}})");
+  EXPECT_EQ(FaultJobInfoValue({}, {}), "{}");
+  EXPECT_EQ(FaultJobInfoConfigMap("J", "{}")["data"]["J"], "{}");
 }
 
 }  // namespace
