@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "httplib.h"
+#include "model/config_map_names.h"
 
 namespace clusterd::server {
 namespace {
@@ -17,6 +18,31 @@ constexpr char kClusterInfoNamespace[] = "mindx-dl";
 
 std::string Key(const std::string& node, const std::string& npu, const std::string& code) {
   return absl::StrCat(node, "|", npu, "|", code);
+}
+
+// The node an entry of a cluster-info ConfigMap describes (entries are named after the node's
+// device-info, switch-info or node-info ConfigMap).
+std::string NodeOfEntry(const std::string& entry) {
+  for (std::string_view prefix :
+       {model::kDeviceInfoPrefix, model::kSwitchInfoPrefix, model::kNodeInfoPrefix}) {
+    if (entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0) {
+      return entry.substr(prefix.size());
+    }
+  }
+  return entry;
+}
+
+void AddRow(cluster::FaultViewRow& r, std::map<std::string, FaultFeed::State>* by_node) {
+  FaultFeed::Entry e;
+  e.node = std::move(r.node);
+  e.npu = std::move(r.npu);
+  e.code = std::move(r.code);
+  e.level = std::move(r.level);
+  e.source = std::move(r.source);
+  e.jobs = std::move(r.jobs);
+  std::string key = Key(e.node, e.npu, e.code);
+  FaultFeed::State& state = (*by_node)[e.node];
+  state.emplace(std::move(key), std::move(e));
 }
 
 // The page. Plain HTML + CSS + JavaScript, no external assets. It redraws from the JSON
@@ -96,15 +122,22 @@ legend();loop();feed();
 }  // namespace
 
 nlohmann::ordered_json FaultFeed::Entry::ToJson() const {
-  return nlohmann::ordered_json{{"seq", seq},
-                                {"at", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone())},
-                                {"change", change},
-                                {"node", node},
-                                {"npu", npu},
-                                {"code", code},
-                                {"level", level},
-                                {"source", source},
-                                {"jobs", jobs}};
+  return nlohmann::ordered_json{
+      {"seq", seq},       {"at", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone())},
+      {"change", change}, {"node", node},
+      {"npu", npu},       {"code", code},
+      {"level", level},   {"source", source},
+      {"jobs", jobs}};
+}
+
+void FaultFeed::Diff(const State& before, const State& after, Changes* out) {
+  for (const auto& [key, e] : after) {
+    auto it = before.find(key);
+    if (it == before.end() || it->second.level != e.level) out->occur[key] = e;
+  }
+  for (const auto& [key, e] : before) {
+    if (after.count(key) == 0) out->clear[key] = e;
+  }
 }
 
 FaultFeed::FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity)
@@ -117,7 +150,9 @@ absl::Status FaultFeed::Start() {
   options.ns = kClusterInfoNamespace;
   auto watch = store_.Watch(store::kConfigMaps, options, [this](const store::WatchEvent& e) {
     const std::string name = e.object["metadata"].value("name", "");
-    if (name.rfind("cluster-info-", 0) == 0) Refresh();
+    if (name.rfind("cluster-info-", 0) == 0) {
+      RefreshConfigMap(e.object, e.type == store::WatchEventType::kDeleted);
+    }
   });
   if (!watch.ok()) return watch.status();
   watch_ = std::move(*watch);
@@ -131,19 +166,80 @@ void FaultFeed::Stop() {
 }
 
 void FaultFeed::Refresh() {
-  std::vector<cluster::FaultViewRow> rows = faults_.FaultRows("", "");
-  std::map<std::string, Entry> next;
-  for (cluster::FaultViewRow& r : rows) {
-    Entry e;
-    e.node = std::move(r.node);
-    e.npu = std::move(r.npu);
-    e.code = std::move(r.code);
-    e.level = std::move(r.level);
-    e.source = std::move(r.source);
-    e.jobs = std::move(r.jobs);
-    std::string key = Key(e.node, e.npu, e.code);
-    next.emplace(std::move(key), std::move(e));
+  absl::MutexLock lock(&refresh_mu_);
+  RefreshNodes({}, /*all=*/true);
+}
+
+void FaultFeed::RefreshConfigMap(const store::Object& config_map, bool deleted) {
+  const std::string name = store::NameOf(config_map);
+  // The ConfigMap's per-node entries: each data value is a JSON map entry name -> entry ("" for
+  // none).
+  std::map<std::string, nlohmann::json> next;
+  bool readable = true;
+  auto data = config_map.find("data");
+  if (!deleted && data != config_map.end() && data->is_object()) {
+    for (const auto& value : *data) {
+      if (!value.is_string() || value.get_ref<const std::string&>().empty()) continue;
+      nlohmann::json parsed =
+          nlohmann::json::parse(value.get_ref<const std::string&>(), nullptr, false);
+      if (!parsed.is_object()) {
+        readable = false;
+        break;
+      }
+      for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+        next.insert_or_assign(it.key(), std::move(it.value()));
+      }
+    }
   }
+  absl::MutexLock lock(&refresh_mu_);
+  if (!readable) {
+    // Not what the fault centre writes: forget the ConfigMap and diff the whole view.
+    LogWarn("dashboard", "unreadable cluster-info ConfigMap", {{"name", name}});
+    shards_.erase(name);
+    RefreshNodes({}, /*all=*/true);
+    return;
+  }
+  std::map<std::string, nlohmann::json>& previous = shards_[name];
+  std::set<std::string> touched;
+  for (const auto& [entry, value] : next) {
+    auto it = previous.find(entry);
+    if (it == previous.end() || it->second != value) touched.insert(NodeOfEntry(entry));
+  }
+  for (const auto& [entry, value] : previous) {
+    if (next.count(entry) == 0) touched.insert(NodeOfEntry(entry));
+  }
+  if (next.empty()) {
+    shards_.erase(name);
+  } else {
+    previous = std::move(next);
+  }
+  if (!touched.empty()) RefreshNodes(touched, /*all=*/false);
+}
+
+void FaultFeed::RefreshNodes(const std::set<std::string>& nodes, bool all) {
+  std::map<std::string, State> fresh;
+  if (all) {
+    for (cluster::FaultViewRow& r : faults_.FaultRows("", "")) AddRow(r, &fresh);
+    for (const auto& [node, state] : nodes_) fresh[node];
+  } else {
+    for (const std::string& node : nodes) {
+      fresh[node];
+      for (cluster::FaultViewRow& r : faults_.FaultRows(node, "")) AddRow(r, &fresh);
+    }
+  }
+  // Occurrences then clearances, each in key order (as one diff of the whole view orders them).
+  Changes changes;
+  static const State kNone;
+  for (auto& [node, state] : fresh) {
+    auto it = nodes_.find(node);
+    Diff(it == nodes_.end() ? kNone : it->second, state, &changes);
+    if (!state.empty()) {
+      nodes_[node] = std::move(state);
+    } else if (it != nodes_.end()) {
+      nodes_.erase(it);
+    }
+  }
+  if (changes.occur.empty() && changes.clear.empty()) return;
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   auto append = [&](Entry e, const char* change) {
@@ -153,14 +249,8 @@ void FaultFeed::Refresh() {
     entries_.push_back(std::move(e));
     if (entries_.size() > capacity_) entries_.pop_front();
   };
-  for (const auto& [key, e] : next) {
-    auto it = current_.find(key);
-    if (it == current_.end() || it->second.level != e.level) append(e, "occur");
-  }
-  for (const auto& [key, e] : current_) {
-    if (next.count(key) == 0) append(e, "clear");
-  }
-  current_ = std::move(next);
+  for (auto& [key, e] : changes.occur) append(std::move(e), "occur");
+  for (auto& [key, e] : changes.clear) append(std::move(e), "clear");
 }
 
 std::vector<FaultFeed::Entry> FaultFeed::Since(uint64_t after, absl::Duration wait) const {
@@ -193,46 +283,47 @@ void InstallDashboard(httplib::Server& server, FaultFeed* feed) {
   server.Get("/", page);
   server.Get("/dashboard", page);
   static std::atomic<int> streams{0};
-  server.Get("/api/clusterd/v1/events", [feed](const httplib::Request& req,
-                                               httplib::Response& res) {
-    Counter& refused = MetricsRegistry::Default().GetCounter(
-        "clusterd_dashboard_event_streams_refused_total",
-        "Event-stream requests refused because the limit of open streams was reached");
-    if (feed == nullptr) {
-      res.status = 503;
-      res.set_content("no fault feed\n", "text/plain");
-      return;
-    }
-    if (streams.fetch_add(1) >= kMaxEventStreams) {
-      streams.fetch_sub(1);
-      refused.Increment();
-      LogWarn("dashboard", "event stream refused", {{"reason", "too many open streams"}});
-      res.status = 503;
-      res.set_content("too many open event streams\n", "text/plain");
-      return;
-    }
-    // A reconnecting EventSource names the last entry it saw; a new one starts from now.
-    uint64_t start = feed->last_seq();
-    if (req.has_header("Last-Event-ID")) {
-      start = std::strtoull(req.get_header_value("Last-Event-ID").c_str(), nullptr, 10);
-    }
-    auto cursor = std::make_shared<uint64_t>(start);
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [feed, cursor](size_t, httplib::DataSink& sink) {
-          if (feed->stopped() || !sink.is_writable()) return false;
-          std::vector<FaultFeed::Entry> entries = feed->Since(*cursor, absl::Seconds(10));
-          std::string out;
-          if (entries.empty()) out = ": keep-alive\n\n";
-          for (const FaultFeed::Entry& e : entries) {
-            absl::StrAppend(&out, "id: ", e.seq, "\nevent: fault\ndata: ", e.ToJson().dump(), "\n\n");
-            *cursor = e.seq;
-          }
-          return sink.write(out.data(), out.size());
-        },
-        [](bool) { streams.fetch_sub(1); });
-  });
+  server.Get(
+      "/api/clusterd/v1/events", [feed](const httplib::Request& req, httplib::Response& res) {
+        Counter& refused = MetricsRegistry::Default().GetCounter(
+            "clusterd_dashboard_event_streams_refused_total",
+            "Event-stream requests refused because the limit of open streams was reached");
+        if (feed == nullptr) {
+          res.status = 503;
+          res.set_content("no fault feed\n", "text/plain");
+          return;
+        }
+        if (streams.fetch_add(1) >= kMaxEventStreams) {
+          streams.fetch_sub(1);
+          refused.Increment();
+          LogWarn("dashboard", "event stream refused", {{"reason", "too many open streams"}});
+          res.status = 503;
+          res.set_content("too many open event streams\n", "text/plain");
+          return;
+        }
+        // A reconnecting EventSource names the last entry it saw; a new one starts from now.
+        uint64_t start = feed->last_seq();
+        if (req.has_header("Last-Event-ID")) {
+          start = std::strtoull(req.get_header_value("Last-Event-ID").c_str(), nullptr, 10);
+        }
+        auto cursor = std::make_shared<uint64_t>(start);
+        res.set_header("Cache-Control", "no-cache");
+        res.set_chunked_content_provider(
+            "text/event-stream",
+            [feed, cursor](size_t, httplib::DataSink& sink) {
+              if (feed->stopped() || !sink.is_writable()) return false;
+              std::vector<FaultFeed::Entry> entries = feed->Since(*cursor, absl::Seconds(10));
+              std::string out;
+              if (entries.empty()) out = ": keep-alive\n\n";
+              for (const FaultFeed::Entry& e : entries) {
+                absl::StrAppend(&out, "id: ", e.seq, "\nevent: fault\ndata: ", e.ToJson().dump(),
+                                "\n\n");
+                *cursor = e.seq;
+              }
+              return sink.write(out.data(), out.size());
+            },
+            [](bool) { streams.fetch_sub(1); });
+      });
 }
 
 }  // namespace clusterd::server

@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,12 @@ namespace clusterd::server {
 
 // What changed in the fault view, in order. Driven by watches on the cluster-info ConfigMaps
 // the fault centre publishes (so an event follows every published change, with no polling);
-// each change is diffed against the previous view, one entry per appeared or cleared
-// (node, NPU, code). Keeps the last `capacity` entries.
+// one entry per appeared or cleared (node, NPU, code). Keeps the last `capacity` entries.
+//
+// Incremental: the feed remembers the per-node entries of every cluster-info ConfigMap it saw
+// and each node's last fault state. A watch event re-reads and diffs only the nodes whose entry
+// in that ConfigMap appeared, changed or went away, so one changing node among thousands costs
+// that node (plus splitting the one ConfigMap that carried it), not the whole view.
 class FaultFeed {
  public:
   struct Entry {
@@ -46,13 +51,25 @@ class FaultFeed {
     nlohmann::ordered_json ToJson() const;
   };
 
+  // Fault state keyed node|npu|code (one node's, or any part of the view).
+  using State = std::map<std::string, Entry>;
+  struct Changes {
+    State occur;  // appeared, or level changed: the new entry
+    State clear;  // gone: the last known entry
+  };
+  // Adds to `out` what changed from `before` to `after` (pure; seq, at and change untouched).
+  static void Diff(const State& before, const State& after, Changes* out);
+
   FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity = 1000);
   ~FaultFeed();
   absl::Status Start();
   void Stop();
 
-  // Re-reads the fault view and appends what changed (the watch calls it; tests may too).
+  // Re-reads the whole fault view and appends what changed (tests; a fallback).
   void Refresh();
+  // A cluster-info ConfigMap was written (`deleted`: removed): re-reads and diffs only the nodes
+  // whose entry in it changed since the last version seen (the watch calls it; tests may too).
+  void RefreshConfigMap(const store::Object& config_map, bool deleted);
   // Entries with seq > `after`, waiting up to `wait` for one when there are none yet. Returns
   // early (empty) once Stop() was called.
   std::vector<Entry> Since(uint64_t after, absl::Duration wait) const;
@@ -63,8 +80,17 @@ class FaultFeed {
   store::ObjectStore& store_;
   const cluster::FaultCentre& faults_;
   const size_t capacity_;
+  // Re-reads `nodes` (all nodes seen or now faulted when `all`) and appends what changed.
+  void RefreshNodes(const std::set<std::string>& nodes, bool all)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+
+  // Serialises refreshes (watch thread, tests); taken before mu_.
+  absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Per node (that has or had faults): its last state.
+  std::map<std::string, State> nodes_ ABSL_GUARDED_BY(refresh_mu_);
+  // Per cluster-info ConfigMap: its last per-node entries (parsed), keyed by entry name.
+  std::map<std::string, std::map<std::string, nlohmann::json>> shards_ ABSL_GUARDED_BY(refresh_mu_);
   mutable absl::Mutex mu_;
-  std::map<std::string, Entry> current_ ABSL_GUARDED_BY(mu_);  // key node|npu|code
   std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

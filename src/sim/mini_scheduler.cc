@@ -78,17 +78,18 @@ absl::Status MiniScheduler::Start() {
     auto created = store_.Create(store::kNodes, NodeObject(cluster_, i));
     if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   }
+  std::vector<std::pair<std::string_view, store::Object>> objects;
   {
     absl::MutexLock lock(&mu_);
     for (auto& [name, job] : jobs_) {
-      for (auto [resource, object] :
-           {std::pair{store::kAscendJobs, AscendJobObject(job.spec, job.uid)},
-            std::pair{store::kConfigMaps, ResetConfigMap(job.spec)},
-            std::pair{store::kPodGroups, PodGroupObject(job.spec, job.uid)}}) {
-        auto created = store_.Create(resource, object);
-        if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
-      }
+      objects.emplace_back(store::kAscendJobs, AscendJobObject(job.spec, job.uid));
+      objects.emplace_back(store::kConfigMaps, ResetConfigMap(job.spec));
+      objects.emplace_back(store::kPodGroups, PodGroupObject(job.spec, job.uid));
     }
+  }
+  for (const auto& [resource, object] : objects) {
+    auto created = store_.Create(resource, object);
+    if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   }
   Sync();
   auto enqueue = [this](const store::WatchEvent&) { queue_.Add(kSyncKey); };
@@ -258,8 +259,8 @@ int MiniScheduler::PickNode(const Occupancy& occ, int count, int avoid,
   return candidates.front().node;
 }
 
-bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
-                              std::string* name) {
+bool MiniScheduler::PlanPod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
+                            std::vector<Step>* steps) {
   PodPlacement p;
   p.rank = rank;
   p.backup = backup;
@@ -270,125 +271,198 @@ bool MiniScheduler::CreatePod(JobState& job, int rank, bool backup, int avoid_no
   p.uid = StableUid(absl::StrCat("pod/", job.uid, "/", p.name, "/", ++pod_serial_));
   p.node_index = PickNode(occ, job.spec.npus_per_pod, avoid_node, &p.npus);
   if (p.node_index == 0) return false;
-  store::Object pod = PodObject(cluster_, job.spec, job.uid, p);
+  Step step;
+  step.kind = Step::Kind::kCreatePod;
+  step.object = PodObject(cluster_, job.spec, job.uid, p);
   if (backup) {
     // A backup pod starts like a real one: Pending first, Running a moment later (its own
     // event, which the hot-switch flow waits for).
-    pod["status"]["phase"] = "Pending";
+    step.object["status"]["phase"] = "Pending";
     starting_[p.name] = clock_.Now() + kBackupStartDelay;
     queue_.AddAfter(kSyncKey, kBackupStartDelay);
   }
-  auto created = store_.Create(store::kPods, pod);
-  if (!created.ok()) {
-    if (!absl::IsAlreadyExists(created.status())) {
-      LogWarn("sim-scheduler", "pod create failed",
-              {{"pod", p.name}, {"error", created.status().ToString()}});
-    }
-    return false;
-  }
+  // Taken now, so the following decisions of this reconcile see them in use.
   for (int npu : p.npus) occ.used[p.node_index].insert(npu);
-  *name = p.name;
-  Log(absl::StrCat(backup ? "backup pod " : "pod ", p.name, " (rank ", rank, ") bound to ",
-                   SimNodeName(p.node_index), " NPUs ", absl::StrJoin(p.npus, ",")));
+  step.placement = std::move(p);
+  steps->push_back(std::move(step));
   return true;
 }
 
+int MiniScheduler::Execute(const std::vector<Step>& steps) {
+  int reschedules = 0;
+  for (const Step& step : steps) {
+    switch (step.kind) {
+      case Step::Kind::kLog:
+        Log(step.text);
+        break;
+      case Step::Kind::kDelete:
+        (void)store_.Delete(step.key);
+        break;
+      case Step::Kind::kPatch:
+        (void)store_.Patch(step.key, step.object);
+        break;
+      case Step::Kind::kCreatePod: {
+        const PodPlacement& p = step.placement;
+        auto created = store_.Create(store::kPods, step.object);
+        if (!created.ok()) {
+          if (!absl::IsAlreadyExists(created.status())) {
+            LogWarn("sim-scheduler", "pod create failed",
+                    {{"pod", p.name}, {"error", created.status().ToString()}});
+          }
+          if (step.retry) queue_.AddAfter(kSyncKey, absl::Seconds(1));
+          break;
+        }
+        Log(absl::StrCat(p.backup ? "backup pod " : "pod ", p.name, " (rank ", p.rank,
+                         ") bound to ", SimNodeName(p.node_index), " NPUs ",
+                         absl::StrJoin(p.npus, ",")));
+        if (!step.key.name.empty()) {
+          store::Object patch = {{"metadata", {{"annotations", {{"backupNewPodName", p.name}}}}}};
+          (void)store_.Patch(step.key, patch);
+        }
+        if (step.reschedule) ++reschedules;
+        break;
+      }
+    }
+  }
+  return reschedules;
+}
+
 void MiniScheduler::Sync() {
+  absl::MutexLock sync(&sync_mu_);
+  // 1. Read (no lock): the pods, the NPUs' health, each job's PodGroup.
   auto all_pods = store_.List(store::kPods, {});
   if (!all_pods.ok()) {
     queue_.AddAfter(kSyncKey, absl::Seconds(1));
     return;
   }
   Occupancy occ = ReadOccupancy(all_pods->items);
-  absl::MutexLock lock(&mu_);
-  for (const std::string& name : order_) {
-    JobState& job = jobs_.at(name);
-    const JobSpec& spec = job.spec;
-    auto pg = store_.Get({std::string(store::kPodGroups), spec.ns, PodGroupName(spec)});
-    const bool paused = pg.ok() && Label(*pg, "process-recover-enable") == "pause";
-    std::vector<store::Object> pods;
-    for (const store::Object& pod : all_pods->items) {
-      if (pod["metadata"].value("namespace", "") == spec.ns && Label(pod, "job-name") == name) {
-        pods.push_back(pod);
-      }
+  std::vector<store::ObjectKey> pod_groups;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& name : order_) {
+      const JobSpec& spec = jobs_.at(name).spec;
+      pod_groups.push_back({std::string(store::kPodGroups), spec.ns, PodGroupName(spec)});
     }
-    auto delete_pod = [&](const store::Object& pod) {
-      const std::string pod_name = pod["metadata"].value("name", "");
-      last_node_[pod_name] = NodeIndexOf(pod["spec"].value("nodeName", ""));
-      (void)store_.Delete({std::string(store::kPods), spec.ns, pod_name});
-      const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));
-      for (absl::string_view n :
-           absl::StrSplit(Annotation(pod, "huawei.com/Ascend910"), ',', absl::SkipEmpty())) {
-        occ.used[node].erase(NpuIdOf(std::string_view(n.data(), n.size())));
-      }
-    };
-    if (paused && !job.paused) {
-      // Job-level rescheduling: every pod of the job goes and comes back.
-      job.paused = true;
-      ++job_reschedules_;
-      Log(absl::StrCat("job ", name, " paused by clusterd: rescheduling the whole job"));
-      for (const store::Object& pod : pods) delete_pod(pod);
-      pods.clear();
-    } else if (!paused) {
-      job.paused = false;
-    }
-    std::set<int> ranks_present;
-    std::map<int, const store::Object*> backups;
-    for (const store::Object& pod : pods) {
-      const std::string pod_name = pod["metadata"].value("name", "");
-      int rank = -1;
-      absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &rank);
-      const bool backup = Annotation(pod, "podType") == "backup";
-      if (Annotation(pod, "needVolcanoOpe") == "delete" ||
-          (backup && Annotation(pod, "needOperatorOpe") == "delete")) {
-        Log(absl::StrCat("deleting pod ", pod_name, " as clusterd asked"));
-        delete_pod(pod);
-        continue;
-      }
-      if (backup) {
-        backups[rank] = &pod;
-        auto start = starting_.find(pod_name);
-        if (start != starting_.end() && clock_.Now() >= start->second) {
-          store::Object patch = {{"status", {{"phase", "Running"}}}};
-          (void)store_.Patch({std::string(store::kPods), spec.ns, pod_name}, patch);
-          starting_.erase(start);
-          Log(absl::StrCat("backup pod ", pod_name, " is running"));
+  }
+  std::vector<bool> paused_by_job;
+  for (const store::ObjectKey& key : pod_groups) {
+    auto pg = store_.Get(key);
+    paused_by_job.push_back(pg.ok() && Label(*pg, "process-recover-enable") == "pause");
+  }
+
+  // 2. Decide (under mu_, from the snapshot): the steps, in order.
+  std::vector<Step> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    for (size_t j = 0; j < order_.size(); ++j) {
+      const std::string& name = order_[j];
+      JobState& job = jobs_.at(name);
+      const JobSpec& spec = job.spec;
+      const bool paused = paused_by_job[j];
+      auto pod_key = [&](const std::string& pod_name) {
+        return store::ObjectKey{std::string(store::kPods), spec.ns, pod_name};
+      };
+      auto log = [&](std::string text) {
+        Step step;
+        step.text = std::move(text);
+        steps.push_back(std::move(step));
+      };
+      auto patch = [&](const std::string& pod_name, store::Object merge_patch) {
+        Step step;
+        step.kind = Step::Kind::kPatch;
+        step.key = pod_key(pod_name);
+        step.object = std::move(merge_patch);
+        steps.push_back(std::move(step));
+      };
+      std::vector<const store::Object*> pods;
+      for (const store::Object& pod : all_pods->items) {
+        if (pod["metadata"].value("namespace", "") == spec.ns && Label(pod, "job-name") == name) {
+          pods.push_back(&pod);
         }
-        continue;
       }
-      ranks_present.insert(rank);
-      if (Annotation(pod, "needOperatorOpe") == "create" &&
-          Annotation(pod, "backupNewPodName").empty()) {
-        std::string backup_name;
+      auto delete_pod = [&](const store::Object& pod) {
+        const std::string pod_name = pod["metadata"].value("name", "");
         const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));
-        if (CreatePod(job, rank, true, node, occ, &backup_name)) {
-          store::Object patch = {
-              {"metadata", {{"annotations", {{"backupNewPodName", backup_name}}}}}};
-          (void)store_.Patch({std::string(store::kPods), spec.ns, pod_name}, patch);
+        last_node_[pod_name] = node;
+        Step step;
+        step.kind = Step::Kind::kDelete;
+        step.key = pod_key(pod_name);
+        steps.push_back(std::move(step));
+        for (absl::string_view n :
+             absl::StrSplit(Annotation(pod, "huawei.com/Ascend910"), ',', absl::SkipEmpty())) {
+          occ.used[node].erase(NpuIdOf(std::string_view(n.data(), n.size())));
+        }
+      };
+      if (paused && !job.paused) {
+        // Job-level rescheduling: every pod of the job goes and comes back.
+        job.paused = true;
+        ++job_reschedules_;
+        log(absl::StrCat("job ", name, " paused by clusterd: rescheduling the whole job"));
+        for (const store::Object* pod : pods) delete_pod(*pod);
+        pods.clear();
+      } else if (!paused) {
+        job.paused = false;
+      }
+      std::set<int> ranks_present;
+      std::map<int, const store::Object*> backups;
+      for (const store::Object* pod_ptr : pods) {
+        const store::Object& pod = *pod_ptr;
+        const std::string pod_name = pod["metadata"].value("name", "");
+        int rank = -1;
+        absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &rank);
+        const bool backup = Annotation(pod, "podType") == "backup";
+        if (Annotation(pod, "needVolcanoOpe") == "delete" ||
+            (backup && Annotation(pod, "needOperatorOpe") == "delete")) {
+          log(absl::StrCat("deleting pod ", pod_name, " as clusterd asked"));
+          delete_pod(pod);
+          continue;
+        }
+        if (backup) {
+          backups[rank] = &pod;
+          auto start = starting_.find(pod_name);
+          if (start != starting_.end() && clock_.Now() >= start->second) {
+            patch(pod_name, {{"status", {{"phase", "Running"}}}});
+            starting_.erase(start);
+            log(absl::StrCat("backup pod ", pod_name, " is running"));
+          }
+          continue;
+        }
+        ranks_present.insert(rank);
+        if (Annotation(pod, "needOperatorOpe") == "create" &&
+            Annotation(pod, "backupNewPodName").empty()) {
+          const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));
+          if (PlanPod(job, rank, true, node, occ, &steps)) {
+            steps.back().key = pod_key(pod_name);  // annotated once the backup exists
+          }
+        }
+      }
+      for (int rank = 0; rank < spec.pods; ++rank) {
+        if (ranks_present.count(rank) > 0) continue;
+        auto b = backups.find(rank);
+        if (b != backups.end()) {
+          // Hot switch: the old pod went away; the backup pod takes over the rank.
+          const std::string backup_name = (*b->second)["metadata"].value("name", "");
+          patch(backup_name, {{"metadata", {{"annotations", {{"podType", nullptr}}}}}});
+          log(absl::StrCat("backup pod ", backup_name, " takes over rank ", rank));
+          continue;
+        }
+        auto left = last_node_.find(PodName(spec, rank));
+        const int avoid = left != last_node_.end() ? left->second : 0;
+        if (PlanPod(job, rank, false, avoid, occ, &steps)) {
+          steps.back().reschedule = avoid != 0;
+          steps.back().retry = true;
+        } else {
+          queue_.AddAfter(kSyncKey, absl::Seconds(1));
         }
       }
     }
-    for (int rank = 0; rank < spec.pods; ++rank) {
-      if (ranks_present.count(rank) > 0) continue;
-      auto b = backups.find(rank);
-      if (b != backups.end()) {
-        // Hot switch: the old pod went away; the backup pod takes over the rank.
-        const std::string backup_name = (*b->second)["metadata"].value("name", "");
-        store::Object patch = {{"metadata", {{"annotations", {{"podType", nullptr}}}}}};
-        (void)store_.Patch({std::string(store::kPods), spec.ns, backup_name}, patch);
-        Log(absl::StrCat("backup pod ", backup_name, " takes over rank ", rank));
-        continue;
-      }
-      std::string pod_name = PodName(spec, rank);
-      auto left = last_node_.find(pod_name);
-      const int avoid = left != last_node_.end() ? left->second : 0;
-      std::string created;
-      if (CreatePod(job, rank, false, avoid, occ, &created)) {
-        if (avoid != 0) ++reschedules_;
-      } else {
-        queue_.AddAfter(kSyncKey, absl::Seconds(1));
-      }
-    }
+  }
+
+  // 3. Write (no lock), then record what succeeded.
+  const int reschedules = Execute(steps);
+  if (reschedules > 0) {
+    absl::MutexLock lock(&mu_);
+    reschedules_ += reschedules;
   }
 }
 

@@ -9,6 +9,9 @@
 //   * needOperatorOpe=create on a pod: a hot-switch backup pod is created on a healthy node,
 //     needOperatorOpe=delete on a backup pod: it is deleted.
 // Event-driven: store watches feed one work-queue key; nothing polls.
+// A reconcile reads the store first, decides under its mutex from that snapshot (a list of
+// store writes and log lines), carries the writes out with the mutex released, then re-locks to
+// record what succeeded; so accessors never wait for store I/O.
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,13 +64,32 @@ class MiniScheduler {
     std::map<int, std::set<int>> unhealthy;  // node -> unhealthy NPUs (device-info)
   };
 
+  // One thing a reconcile decided to do, in order: carried out after mu_ is released.
+  struct Step {
+    enum class Kind { kLog, kDelete, kPatch, kCreatePod };
+    Kind kind = Kind::kLog;
+    std::string text;  // kLog: the line
+    // kDelete, kPatch: the object; kCreatePod of a backup pod: the pod to annotate with
+    // backupNewPodName once the backup exists (empty name: none).
+    store::ObjectKey key;
+    store::Object object;  // kPatch: the merge patch; kCreatePod: the pod
+    // kCreatePod:
+    PodPlacement placement;
+    bool reschedule = false;  // counts as a reschedule once created
+    bool retry = false;       // a failed create queues another reconcile
+  };
+
   void Loop();
   void Sync();
   Occupancy ReadOccupancy(const std::vector<store::Object>& pods);
   // Picks a node and NPUs for `count` NPUs; 0 when nothing fits. `avoid` is tried last.
   int PickNode(const Occupancy& occ, int count, int avoid, std::vector<int>* npus) const;
-  bool CreatePod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
-                 std::string* name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Decides a pod for `rank` (its NPUs are then taken in `occ`) and appends its creation to
+  // `steps`; false when nothing fits.
+  bool PlanPod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
+               std::vector<Step>* steps) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Carries out `steps` (without mu_); returns how many created pods count as reschedules.
+  int Execute(const std::vector<Step>& steps);
   void Log(const std::string& text);
 
   store::ObjectStore& store_;
@@ -76,6 +98,8 @@ class MiniScheduler {
   EventLog log_;
   WorkQueue queue_;
 
+  // One reconcile at a time (Loop, SyncNow, Start); held across its store I/O, taken before mu_.
+  absl::Mutex sync_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> order_;  // the jobs in scenario order: scheduled in this order

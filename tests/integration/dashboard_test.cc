@@ -2,11 +2,15 @@
 // and a job with a recovery client; the page is loaded in headless Chromium, a public fault is
 // injected with clusterctl, and the heat-map cell of the NPU and the job's recovery state must
 // change on the page. Screenshots go to the test output folder.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <regex>
 
 #include "absl/strings/match.h"
@@ -44,11 +48,10 @@ std::string LoadPage(const std::string& chromium, const std::string& url,
   const std::string flags =
       "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --virtual-time-budget=4000 "
       "--window-size=1280,900";
-  testing::CommandResult dom =
-      testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags, " --dump-dom '", url, "'",
-                                       " 2>/dev/null"));
-  testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags, " --screenshot=", screenshot,
-                                   " '", url, "' >/dev/null 2>&1"));
+  testing::CommandResult dom = testing::RunCommand(
+      absl::StrCat("timeout 60 ", chromium, " ", flags, " --dump-dom '", url, "'", " 2>/dev/null"));
+  testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags,
+                                   " --screenshot=", screenshot, " '", url, "' >/dev/null 2>&1"));
   return dom.output;
 }
 
@@ -60,10 +63,113 @@ std::string Attribute(const std::string& dom, const std::string& id, const std::
 }
 // The job's row: "<faults>/<recovery cycles>/<recovery state>", "" when absent.
 std::string JobState(const std::string& dom, const std::string& job) {
-  const std::regex re("id=\"job-" + job +
-                      "\" data-faults=\"([0-9]+)\" data-cycles=\"([0-9]+)\".*?data-state=\"([^\"]*)\"");
+  const std::regex re(
+      "id=\"job-" + job +
+      "\" data-faults=\"([0-9]+)\" data-cycles=\"([0-9]+)\".*?data-state=\"([^\"]*)\"");
   std::smatch m;
   return std::regex_search(dom, m, re) ? m[1].str() + "/" + m[2].str() + "/" + m[3].str() : "";
+}
+
+// One request to the event stream on a raw socket (reads time out after 5 s): the status line
+// and headers, and for a refused request the body. An accepted stream stays open until Abort or
+// destruction.
+class EventStream {
+ public:
+  explicit EventStream(const std::string& host_port) {
+    const size_t colon = host_port.rfind(':');
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(host_port.substr(colon + 1))));
+    if (inet_pton(AF_INET, host_port.substr(0, colon).c_str(), &addr.sin_addr) != 1) return;
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd_ < 0) return;
+    timeval timeout{};
+    timeout.tv_sec = 5;
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    if (connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) return;
+    const std::string request = "GET /api/clusterd/v1/events HTTP/1.1\r\nHost: " + host_port +
+                                "\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n";
+    if (write(fd_, request.data(), request.size()) != static_cast<ssize_t>(request.size())) return;
+    char buf[4096];
+    while (response_.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = read(fd_, buf, sizeof(buf));
+      if (n <= 0) return;
+      response_.append(buf, static_cast<size_t>(n));
+    }
+    status_ = std::stoi(response_.substr(response_.find(' ') + 1, 3));
+    if (status_ == 200) return;
+    // Refused: the server closes the connection after the body (Connection: close).
+    for (ssize_t n; (n = read(fd_, buf, sizeof(buf))) > 0;)
+      response_.append(buf, static_cast<size_t>(n));
+  }
+  ~EventStream() {
+    if (fd_ >= 0) close(fd_);
+  }
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+
+  int status() const { return status_; }  // 0 when no response arrived
+  const std::string& response() const { return response_; }
+  // Closes with a reset, so the server's next write on the stream fails at once.
+  void Abort() {
+    if (fd_ < 0) return;
+    linger reset{};
+    reset.l_onoff = 1;
+    reset.l_linger = 0;
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+  int status_ = 0;
+  std::string response_;
+};
+
+// At most 4 event streams are open at once (each holds an HTTP worker thread): the 5th is
+// refused with 503 and a reason, and once one stream is gone a new one is accepted again.
+TEST(Dashboard, FifthEventStreamIsRefusedUntilOneCloses) {
+  testing::TempDir dir;
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.work_dir = dir.path() + "/run";
+  auto proc = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  const std::string address = (*proc)->http_address();
+
+  std::vector<std::unique_ptr<EventStream>> streams;
+  for (int i = 0; i < 4; ++i) {
+    streams.push_back(std::make_unique<EventStream>(address));
+    ASSERT_EQ(streams.back()->status(), 200)
+        << "stream " << i << ": " << streams.back()->response();
+    EXPECT_TRUE(absl::StrContains(streams.back()->response(), "text/event-stream"))
+        << streams.back()->response();
+  }
+  {
+    EventStream fifth(address);
+    EXPECT_EQ(fifth.status(), 503) << fifth.response();
+    EXPECT_TRUE(absl::StrContains(fifth.response(), "too many open event streams"))
+        << fifth.response();
+  }
+
+  // The server notices the closed stream at its next write (a keep-alive at the latest, every
+  // 10 s) and frees the slot.
+  streams.front()->Abort();
+  std::unique_ptr<EventStream> again;
+  const absl::Time deadline = absl::Now() + absl::Seconds(40);
+  while (absl::Now() < deadline) {
+    again = std::make_unique<EventStream>(address);
+    if (again->status() != 503) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->status(), 200) << again->response();
+
+  if (HasFailure()) {
+    std::ifstream log((*proc)->log_path());
+    std::cerr << "---- clusterd log ----\n" << log.rdbuf() << "----\n";
+  }
 }
 
 TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
@@ -136,7 +242,8 @@ TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
     after = Attribute(dom, cell, "data-level");
     state_after = JobState(dom, "web");
     // The job now has a fault on the dashboard and its recovery controller started a cycle.
-    if (after == "SeparateNPU" && state_after.rfind("1/", 0) == 0 && state_after != "1/0/INIT") break;
+    if (after == "SeparateNPU" && state_after.rfind("1/", 0) == 0 && state_after != "1/0/INIT")
+      break;
     absl::SleepFor(absl::Milliseconds(500));
   }
   EXPECT_EQ(after, "SeparateNPU");
