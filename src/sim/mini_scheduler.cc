@@ -350,6 +350,13 @@ void MiniScheduler::Sync() {
     paused_by_job.push_back(pg.ok() && Label(*pg, "process-recover-enable") == "pause");
   }
 
+  // The pods of each job, in one pass (a job's own scan would make a sync with many jobs cost
+  // jobs x pods, and a sync runs on every pod and PodGroup event).
+  std::map<std::pair<std::string, std::string>, std::vector<const store::Object*>> pods_of_job;
+  for (const store::Object& pod : all_pods->items) {
+    pods_of_job[{pod["metadata"].value("namespace", ""), Label(pod, "job-name")}].push_back(&pod);
+  }
+
   // 2. Decide (under mu_, from the snapshot): the steps, in order.
   std::vector<Step> steps;
   {
@@ -374,12 +381,7 @@ void MiniScheduler::Sync() {
         step.object = std::move(merge_patch);
         steps.push_back(std::move(step));
       };
-      std::vector<const store::Object*> pods;
-      for (const store::Object& pod : all_pods->items) {
-        if (pod["metadata"].value("namespace", "") == spec.ns && Label(pod, "job-name") == name) {
-          pods.push_back(&pod);
-        }
-      }
+      std::vector<const store::Object*> pods = std::move(pods_of_job[{spec.ns, name}]);
       auto delete_pod = [&](const store::Object& pod) {
         const std::string pod_name = pod["metadata"].value("name", "");
         const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));

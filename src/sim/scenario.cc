@@ -160,10 +160,10 @@ absl::Status CheckCode(const Checker& c, const YAML::Node& at, const FaultSpec& 
 absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& node,
                         const faults::FaultCodeCatalog* catalog, FaultSpec* out) {
   out->line = node.Mark().line + 1;
-  SIM_RETURN_IF_ERROR(
-      c.OnlyKeys(node, "fault",
-                 {"at_s", "kind", "node", "npu", "npus", "code", "assertion", "job", "pod", "rank",
-                  "chip_id", "port_id", "clear_after_s", "expect", "label", "magnitude"}));
+  SIM_RETURN_IF_ERROR(c.OnlyKeys(
+      node, "fault",
+      {"at_s", "kind", "node", "npu", "npus", "code", "assertion", "job", "pod", "rank", "chip_id",
+       "port_id", "clear_after_s", "expect", "label", "magnitude", "after_detection_s"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "at_s", &out->at_s));
   SIM_RETURN_IF_ERROR(c.Get(node, "kind", &out->kind));
   SIM_RETURN_IF_ERROR(c.Get(node, "node", &out->node));
@@ -180,6 +180,10 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
   SIM_RETURN_IF_ERROR(c.Get(node, "expect", &out->expect));
   SIM_RETURN_IF_ERROR(c.Get(node, "label", &out->label));
   SIM_RETURN_IF_ERROR(c.Get(node, "magnitude", &out->magnitude));
+  SIM_RETURN_IF_ERROR(c.Get(node, "after_detection_s", &out->after_detection_s));
+  if (out->after_detection_s < 0 || out->after_detection_s > 3600) {
+    return c.Error(node, "after_detection_s must be in [0, 3600]");
+  }
   if (out->at_s < 0 || out->at_s > s.duration_s) {
     return c.Error(node, "at_s must be in [0, duration_s]");
   }

@@ -67,7 +67,11 @@ struct FaultSpec {
   int rank = -1;                    // software
   int chip_id = -1, port_id = -1;   // switch
   double magnitude = 0.5;           // slow, slow_link: (1 + magnitude) times slower
-  double clear_after_s = 0;         // > 0: inject the matching recover event later
+  // slow_link: also wait until clusterd's slow-network detection of the node's super pod has
+  // run this long (its analysis compares the newest period with the 8 before, so a link that is
+  // slow during those baseline periods is not found).
+  double after_detection_s = 0;
+  double clear_after_s = 0;  // > 0: inject the matching recover event later
   std::string expect;  // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
   std::string label;   // shown in the report
 };

@@ -89,6 +89,8 @@ class Runner {
   // The public fault code clusterd's pingmesh analysis sent for an alarm on NPU `sdid` ("" when
   // none yet).
   std::string NetFaultSeen(uint32_t sdid);
+  // False while a slow_link fault waits for its super pod's detection to be old enough.
+  bool DetectionOldEnough(const FaultSpec& f);
   bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);
@@ -230,6 +232,30 @@ absl::Status Runner::CreatePingmeshConfig() {
   if (!created.ok() && !absl::IsAlreadyExists(created.status())) return created.status();
   Event("pingmesh on: clusterd publishes the super-pod topology, the nodes probe every 5 s");
   return absl::OkStatus();
+}
+
+bool Runner::DetectionOldEnough(const FaultSpec& f) {
+  if (f.kind != "slow_link" || f.after_detection_s <= 0) return true;
+  int node = 0;
+  absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
+  const std::string super_pod =
+      std::to_string((node - 1) / std::max(1, scenario_.cluster.nodes_per_super_pod));
+  httplib::Client http("http://" + clusterd_->http_address());
+  auto res = http.Get("/api/clusterd/v1/netfault");
+  if (!res || res->status != 200) return false;
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (!body.is_object() || !body.contains("superPods") || !body["superPods"].is_array())
+    return false;
+  for (const auto& pod : body["superPods"]) {
+    if (pod.value("superPodId", "") != super_pod || pod.value("detection", "") != "on") continue;
+    absl::Time start;
+    std::string err;
+    if (!absl::ParseTime(absl::RFC3339_full, pod.value("detectionStart", ""), &start, &err)) {
+      return false;
+    }
+    return absl::Now() - start >= absl::Seconds(f.after_detection_s);
+  }
+  return false;
 }
 
 std::string Runner::NetFaultSeen(uint32_t sdid) {
@@ -631,7 +657,7 @@ absl::Status Runner::Run() {
     for (FaultRun& r : runs_) {
       if (!r.injected.has_value()) {
         all_injected = false;
-        if (t >= r.spec->at_s) Inject(r);
+        if (t >= r.spec->at_s && DetectionOldEnough(*r.spec)) Inject(r);
       } else if (r.spec->clear_after_s > 0 && !r.cleared &&
                  absl::Now() - *r.injected >= absl::Seconds(r.spec->clear_after_s)) {
         r.cleared = true;
