@@ -63,17 +63,7 @@ class JobRegistryIntegrationTest : public ::testing::Test {
 
   // Writes `object` as another process would: a complete file renamed into place.
   void WriteObject(const std::string& resource, const Json& object) {
-    const std::string ns = object["metadata"].value("namespace", "");
-    const std::string name = object["metadata"]["name"];
-    std::filesystem::path dir = std::filesystem::path(state_) / resource;
-    if (!ns.empty()) dir /= ns;
-    std::filesystem::create_directories(dir);
-    std::filesystem::path tmp = dir / ("." + name + ".tmp");
-    {
-      std::ofstream out(tmp);
-      out << object.dump(2);
-    }
-    std::filesystem::rename(tmp, dir / (name + ".json"));
+    clusterd::testing::WriteStoreObjectFile(state_, resource, object);
   }
   void RemoveObject(const std::string& resource, const std::string& ns, const std::string& name) {
     std::filesystem::remove(std::filesystem::path(state_) / resource / ns / (name + ".json"));

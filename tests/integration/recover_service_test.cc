@@ -140,17 +140,7 @@ class RecoverServiceIntegrationTest : public ::testing::Test {
   }
 
   void WriteObject(const std::string& resource, const Json& object) {
-    const std::string ns = object["metadata"].value("namespace", "");
-    const std::string name = object["metadata"]["name"];
-    std::filesystem::path dir = std::filesystem::path(state_) / resource;
-    if (!ns.empty()) dir /= ns;
-    std::filesystem::create_directories(dir);
-    std::filesystem::path tmp = dir / ("." + name + ".tmp");
-    {
-      std::ofstream out(tmp);
-      out << object.dump(2);
-    }
-    std::filesystem::rename(tmp, dir / (name + ".json"));
+    clusterd::testing::WriteStoreObjectFile(state_, resource, object);
   }
 
   // AscendJob default/pt-2x8 (uid kJobUid), PodGroup pt-2x8-pg with process recovery on and

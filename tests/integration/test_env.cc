@@ -4,8 +4,24 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 
 namespace clusterd::testing {
+
+void WriteStoreObjectFile(const std::string& state_dir, const std::string& resource,
+                          const nlohmann::ordered_json& object) {
+  const std::string ns = object["metadata"].value("namespace", "");
+  const std::string name = object["metadata"]["name"];
+  std::filesystem::path dir = std::filesystem::path(state_dir) / resource;
+  if (!ns.empty()) dir /= ns;
+  std::filesystem::create_directories(dir);
+  std::filesystem::path tmp = dir / ("." + name + ".tmp");
+  {
+    std::ofstream out(tmp);
+    out << object.dump(2);
+  }
+  std::filesystem::rename(tmp, dir / (name + ".json"));
+}
 
 CommandResult RunCommand(const std::string& command_line) {
   std::string full = command_line + " 2>&1";

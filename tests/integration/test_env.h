@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 
 namespace clusterd::testing {
 
@@ -31,5 +32,10 @@ struct CommandResult {
   std::string output;
 };
 CommandResult RunCommand(const std::string& command_line);
+
+// Writes `object` into the `dir` store at `state_dir` as another process would: a complete
+// file (`<resource>/[<namespace>/]<name>.json`, docs/store-layout.md) renamed into place.
+void WriteStoreObjectFile(const std::string& state_dir, const std::string& resource,
+                          const nlohmann::ordered_json& object);
 
 }  // namespace clusterd::testing
