@@ -32,7 +32,8 @@ std::string NpuId(const std::string& name) {
 
 // node -> NPU name -> health ("healthy", "unhealthy", "network-unhealthy", "recovering"),
 // from the nodes' device-info ConfigMaps.
-int ReadNpuHealth(const Globals& g, std::map<std::string, std::map<std::string, std::string>>* out) {
+int ReadNpuHealth(const Globals& g,
+                  std::map<std::string, std::map<std::string, std::string>>* out) {
   Json cms;
   if (int rc = FetchJson(g, "/api/v1/namespaces/kube-system/configmaps", &cms); rc != kExitOk) {
     return rc;
@@ -49,9 +50,12 @@ int ReadNpuHealth(const Globals& g, std::map<std::string, std::map<std::string, 
     for (const auto& [key, value] : list.items()) {
       if (!value.is_string() || key.ends_with("-Fault")) continue;
       std::string health = "healthy";
-      if (key.ends_with("-NetworkUnhealthy")) health = "network-unhealthy";
-      else if (key.ends_with("-Unhealthy")) health = "unhealthy";
-      else if (key.ends_with("-Recovering")) health = "recovering";
+      if (key.ends_with("-NetworkUnhealthy"))
+        health = "network-unhealthy";
+      else if (key.ends_with("-Unhealthy"))
+        health = "unhealthy";
+      else if (key.ends_with("-Recovering"))
+        health = "recovering";
       for (absl::string_view n : absl::StrSplit(value.get<std::string>(), ',', absl::SkipEmpty())) {
         std::string& slot = node[std::string(n)];
         if (slot.empty() || slot == "healthy") slot = health;
@@ -61,8 +65,7 @@ int ReadNpuHealth(const Globals& g, std::map<std::string, std::map<std::string, 
   return kExitOk;
 }
 
-std::string ResolveJobId(const Globals& g, const std::string& job, const std::string& ns,
-                         int* rc) {
+std::string ResolveJobId(const Globals& g, const std::string& job, const std::string& ns, int* rc) {
   Json body;
   std::string path = absl::StrCat("/api/clusterd/v1/jobs/", Escape(job));
   if (!ns.empty()) absl::StrAppend(&path, "?namespace=", Escape(ns));
@@ -139,7 +142,8 @@ int GetNodes(const Globals& g, const std::string& name) {
     const std::string node = n["metadata"].value("name", "");
     std::string ready = "Unknown";
     for (const Json& c : n.value("status", Json::object()).value("conditions", Json::array())) {
-      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True" ? "Ready" : "NotReady";
+      if (c.value("type", "") == "Ready")
+        ready = c.value("status", "") == "True" ? "Ready" : "NotReady";
     }
     int total = 0, healthy = 0;
     for (const auto& [npu, h] : health[node]) {
@@ -221,15 +225,19 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
   Json recovery = Json::object();
   {
     auto http = HttpClient(g);
-    auto res = http->Get(absl::StrCat("/api/clusterd/v1/recovery/", Escape(record.value("jobId", job)), q));
+    auto res = http->Get(
+        absl::StrCat("/api/clusterd/v1/recovery/", Escape(record.value("jobId", job)), q));
     if (res && res->status == 200) recovery = Json::parse(res->body, nullptr, false);
   }
   Json faults;
-  if (int rc = FetchJson(g, absl::StrCat("/api/clusterd/v1/faults?job=", Escape(record.value("jobId", job))), &faults);
+  if (int rc = FetchJson(
+          g, absl::StrCat("/api/clusterd/v1/faults?job=", Escape(record.value("jobId", job))),
+          &faults);
       rc != kExitOk) {
     return rc;
   }
-  Json all = {{"job", record}, {"recovery", recovery}, {"faults", faults.value("items", Json::array())}};
+  Json all = {
+      {"job", record}, {"recovery", recovery}, {"faults", faults.value("items", Json::array())}};
   if (g.output != "table") return Print(g, all, {}, {});
   std::printf("Name:         %s\n", record.value("name", "").c_str());
   std::printf("Namespace:    %s\n", record.value("namespace", "").c_str());
@@ -240,16 +248,20 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
   std::printf("Status:       %s\n", record.value("status", "").c_str());
   std::printf("Pods:         %lld/%lld\n", static_cast<long long>(record.value("pods", 0)),
               static_cast<long long>(record.value("replicas", 0)));
-  std::printf("NPUs:         %lld (rank table %s)\n", static_cast<long long>(record.value("npus", 0)),
+  std::printf("NPUs:         %lld (rank table %s)\n",
+              static_cast<long long>(record.value("npus", 0)),
               record.value("rankTableStatus", "").c_str());
   std::printf("Created:      %s\n", record.value("createTime", "").c_str());
   if (recovery.is_object() && !recovery.empty()) {
-    std::printf("Recovery:\n  State:      %s (%s)\n  Strategy:   %s\n  Configured: %s\n  Cycles:     %lld\n  Subscribed: %s\n",
-                recovery.value("state", "").c_str(), recovery.value("phase", "").c_str(),
-                recovery.value("strategy", "").empty() ? "<none>" : recovery.value("strategy", "").c_str(),
-                absl::StrJoin(recovery.value("configuredStrategies", std::vector<std::string>{}), ",").c_str(),
-                static_cast<long long>(recovery.value("cycles", 0)),
-                recovery.value("subscribed", false) ? "yes" : "no");
+    std::printf(
+        "Recovery:\n  State:      %s (%s)\n  Strategy:   %s\n  Configured: %s\n  Cycles:     "
+        "%lld\n  Subscribed: %s\n",
+        recovery.value("state", "").c_str(), recovery.value("phase", "").c_str(),
+        recovery.value("strategy", "").empty() ? "<none>" : recovery.value("strategy", "").c_str(),
+        absl::StrJoin(recovery.value("configuredStrategies", std::vector<std::string>{}), ",")
+            .c_str(),
+        static_cast<long long>(recovery.value("cycles", 0)),
+        recovery.value("subscribed", false) ? "yes" : "no");
   } else {
     std::printf("Recovery:     <no controller: no client has registered>\n");
   }
@@ -261,14 +273,17 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
   if (rows.empty()) {
     std::printf("Faults:       <none>\n");
   } else {
-    std::printf("Faults:\n%s", RenderTable({"NODE", "NPU", "CODE", "LEVEL", "SINCE"}, rows).c_str());
+    std::printf("Faults:\n%s",
+                RenderTable({"NODE", "NPU", "CODE", "LEVEL", "SINCE"}, rows).c_str());
   }
   if (recovery.is_object() && recovery.contains("history") && !recovery["history"].empty()) {
     std::vector<std::vector<std::string>> history;
     for (const Json& h : recovery["history"]) {
-      history.push_back({h.value("at", ""), h.value("from", ""), h.value("event", ""), h.value("to", "")});
+      history.push_back(
+          {h.value("at", ""), h.value("from", ""), h.value("event", ""), h.value("to", "")});
     }
-    std::printf("Events (current cycle):\n%s", RenderTable({"TIME", "FROM", "EVENT", "TO"}, history).c_str());
+    std::printf("Events (current cycle):\n%s",
+                RenderTable({"TIME", "FROM", "EVENT", "TO"}, history).c_str());
   }
   return kExitOk;
 }
@@ -276,7 +291,8 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
 int InjectFault(const Globals& g, const InjectFaultArgs& args) {
   if (args.node.empty()) return Usage("inject fault needs --node");
   if (args.npus.empty()) return Usage("inject fault needs --npu (one or more NPU ids)");
-  if (args.code.empty()) return Usage("inject fault needs --code (a 9-character public fault code)");
+  if (args.code.empty())
+    return Usage("inject fault needs --code (a 9-character public fault code)");
   auto stub = ::PubFault::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
   ::PublicFaultRequest request;
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
@@ -309,9 +325,18 @@ int InjectFault(const Globals& g, const InjectFaultArgs& args) {
                  response.info().c_str());
     return kExitError;
   }
-  std::printf("public fault %s %s on %s NPU %s accepted\n", args.code.c_str(), args.assertion.c_str(),
-              args.node.c_str(), absl::StrJoin(args.npus, ",").c_str());
+  std::printf("public fault %s %s on %s NPU %s accepted\n", args.code.c_str(),
+              args.assertion.c_str(), args.node.c_str(), absl::StrJoin(args.npus, ",").c_str());
   return kExitOk;
+}
+
+// "NODE:REST" of a switchnic / stresstest argument; false when either side is empty.
+static bool SplitNodeSpec(const std::string& spec, std::string* node, std::string* rest) {
+  std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) return false;
+  *node = std::move(parts[0]);
+  *rest = std::move(parts[1]);
+  return true;
 }
 
 int SwitchNic(const Globals& g, const std::string& job, const std::string& ns,
@@ -322,12 +347,12 @@ int SwitchNic(const Globals& g, const std::string& job, const std::string& ns,
   request.set_jobid(ResolveJobId(g, job, ns, &rc));
   if (rc != kExitOk) return rc;
   for (const std::string& spec : specs) {
-    std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
-    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+    std::string node, devices;
+    if (!SplitNodeSpec(spec, &node, &devices)) {
       return Usage(absl::StrCat("\"", spec, "\" is not NODE:DEV=on|off[,DEV=on|off]"));
     }
-    ::DeviceList& list = (*request.mutable_nicops())[parts[0]];
-    for (absl::string_view item : absl::StrSplit(parts[1], ',', absl::SkipEmpty())) {
+    ::DeviceList& list = (*request.mutable_nicops())[node];
+    for (absl::string_view item : absl::StrSplit(devices, ',', absl::SkipEmpty())) {
       std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
       int dev = 0;
       if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &dev) || (kv[1] != "on" && kv[1] != "off")) {
@@ -361,14 +386,15 @@ int StressTest(const Globals& g, const std::string& job, const std::string& ns,
   request.set_jobid(ResolveJobId(g, job, ns, &rc));
   if (rc != kExitOk) return rc;
   for (const std::string& spec : specs) {
-    std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 1));
-    if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
+    std::string node, ops;
+    if (!SplitNodeSpec(spec, &node, &ops)) {
       return Usage(absl::StrCat("\"", spec, "\" is not NODE:OP[,OP]"));
     }
-    ::StressOpList& list = (*request.mutable_stressparam())[parts[0]];
-    for (absl::string_view op : absl::StrSplit(parts[1], ',', absl::SkipEmpty())) {
+    ::StressOpList& list = (*request.mutable_stressparam())[node];
+    for (absl::string_view op : absl::StrSplit(ops, ',', absl::SkipEmpty())) {
       int64_t v = 0;
-      if (!absl::SimpleAtoi(op, &v)) return Usage(absl::StrCat("\"", std::string(op), "\" is not an operation number"));
+      if (!absl::SimpleAtoi(op, &v))
+        return Usage(absl::StrCat("\"", std::string(op), "\" is not an operation number"));
       list.add_ops(v);
     }
   }
@@ -411,13 +437,15 @@ int WatchSignals(const Globals& g, const std::string& job, const std::string& ns
       }
       for (size_t i = printed; i < history.size(); ++i) {
         const Json& h = history[i];
-        std::printf("%-24s  %-34s  %-26s  %s\n", h.value("at", "").c_str(), h.value("from", "").c_str(),
-                    h.value("event", "").c_str(), h.value("to", "").c_str());
+        std::printf("%-24s  %-34s  %-26s  %s\n", h.value("at", "").c_str(),
+                    h.value("from", "").c_str(), h.value("event", "").c_str(),
+                    h.value("to", "").c_str());
       }
       printed = history.size();
       std::fflush(stdout);
     } else if (first) {
-      std::fprintf(stderr, "waiting: job %s has no recovery controller yet (%d)\n", job.c_str(), res->status);
+      std::fprintf(stderr, "waiting: job %s has no recovery controller yet (%d)\n", job.c_str(),
+                   res->status);
     }
     first = false;
     absl::SleepFor(absl::Milliseconds(250));

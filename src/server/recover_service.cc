@@ -68,6 +68,25 @@ grpc::Status StreamRefusal(const std::string& text) {
 
 }  // namespace
 
+template <typename Message, typename Channel>
+grpc::ServerWriteReactor<Message>* RecoverService::OmResultStream(
+    absl::string_view method, const std::string& job_id, recovery::OmKind kind,
+    absl::string_view operation,
+    std::shared_ptr<Channel> (RecoverySink::*open)(const std::string&)) {
+  std::optional<recovery::JobRecovery> snap = bridge_.executor().Snapshot(job_id);
+  if (!snap.has_value()) {
+    CountRecoverRejected(method, "unregistered");
+    return RefuseStream<Message>(method, StreamRefusal(NotRegistered(job_id)));
+  }
+  if (snap->om != kind) {
+    CountRecoverRejected(method, "no_operation");
+    return RefuseStream<Message>(
+        method, StreamRefusal(absl::StrCat("jobId=", job_id, " has no ", operation, " operation")));
+  }
+  RecordRpc(method, grpc::StatusCode::OK);
+  return new ChannelStream<Message>((bridge_.sink().*open)(job_id), nullptr);
+}
+
 void CountRecoverRejected(absl::string_view method, absl::string_view reason) {
   MetricsRegistry::Default()
       .GetCounter("clusterd_recover_rejected_total",
@@ -298,20 +317,9 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNicSignal(
     CallbackServerContext*, const ::SwitchNicRequest* request) {
-  const absl::string_view method = method::kRecoverSubscribeSwitchNicSignal;
-  const std::string job_id = request->jobid();
-  std::optional<recovery::JobRecovery> snap = bridge_.executor().Snapshot(job_id);
-  if (!snap.has_value()) {
-    CountRecoverRejected(method, "unregistered");
-    return RefuseStream<::SwitchNicResponse>(method, StreamRefusal(NotRegistered(job_id)));
-  }
-  if (snap->om != recovery::OmKind::kSwitchNic) {
-    CountRecoverRejected(method, "no_operation");
-    return RefuseStream<::SwitchNicResponse>(
-        method, StreamRefusal(absl::StrCat("jobId=", job_id, " has no switch nic operation")));
-  }
-  RecordRpc(method, grpc::StatusCode::OK);
-  return new ChannelStream<::SwitchNicResponse>(bridge_.sink().OpenSwitchOm(job_id), nullptr);
+  return OmResultStream<::SwitchNicResponse>(method::kRecoverSubscribeSwitchNicSignal,
+                                             request->jobid(), recovery::OmKind::kSwitchNic,
+                                             "switch nic", &RecoverySink::OpenSwitchOm);
 }
 
 grpc::ServerWriteReactor<::SwitchRankList>* RecoverService::SubscribeNotifySwitch(
@@ -379,20 +387,9 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressTestResponse(
     CallbackServerContext*, const ::StressTestRequest* request) {
-  const absl::string_view method = method::kRecoverSubscribeStressTestResponse;
-  const std::string job_id = request->jobid();
-  std::optional<recovery::JobRecovery> snap = bridge_.executor().Snapshot(job_id);
-  if (!snap.has_value()) {
-    CountRecoverRejected(method, "unregistered");
-    return RefuseStream<::StressTestResponse>(method, StreamRefusal(NotRegistered(job_id)));
-  }
-  if (snap->om != recovery::OmKind::kStressTest) {
-    CountRecoverRejected(method, "no_operation");
-    return RefuseStream<::StressTestResponse>(
-        method, StreamRefusal(absl::StrCat("jobId=", job_id, " has no stress test operation")));
-  }
-  RecordRpc(method, grpc::StatusCode::OK);
-  return new ChannelStream<::StressTestResponse>(bridge_.sink().OpenStressOm(job_id), nullptr);
+  return OmResultStream<::StressTestResponse>(method::kRecoverSubscribeStressTestResponse,
+                                              request->jobid(), recovery::OmKind::kStressTest,
+                                              "stress test", &RecoverySink::OpenStressOm);
 }
 
 grpc::ServerWriteReactor<::StressTestRankParams>* RecoverService::SubscribeNotifyExecStressTest(

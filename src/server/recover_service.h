@@ -84,6 +84,14 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
                                    ::Status* response, int32_t code, std::string info);
   bool Admit(grpc::CallbackServerContext* ctx, absl::string_view method,
              grpc::ServerUnaryReactor** refused);
+  // The result stream of an O&M operation (§12 NIC switch, §13 stress test): refused unless the
+  // job is registered and runs that operation (`kind`, named `operation` in the refusal), else
+  // the channel `open` returns for the job.
+  template <typename Message, typename Channel>
+  grpc::ServerWriteReactor<Message>* OmResultStream(
+      absl::string_view method, const std::string& job_id, recovery::OmKind kind,
+      absl::string_view operation,
+      std::shared_ptr<Channel> (RecoverySink::*open)(const std::string&));
 
   UnaryGate& gate_;
   RecoveryBridge& bridge_;
