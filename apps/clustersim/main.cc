@@ -1,5 +1,6 @@
 // clustersim: a simulated cluster driving a real clusterd.
-//   clustersim --demo              the built-in scenario (4 nodes x 8 NPUs, 2 jobs, 4 faults)
+//   clustersim --demo              the built-in scenario (4 nodes x 8 NPUs, 2 jobs, 4 faults and
+//                                  a slow rank)
 //   clustersim --scenario FILE     a scenario file (docs/clustersim.md)
 //   clustersim --check FILE        validate a scenario file and exit
 //   clustersim --smoke             the foundation's smoke demo (services and HTTP endpoints)
@@ -69,7 +70,9 @@ int main(int argc, char** argv) {
   std::string state_dir;
   std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
   app.add_flag("--demo", demo, "Run the built-in demo scenario");
-  app.add_option("--scenario", scenario_file, "Run the scenario in FILE");
+  app.add_option("--scenario", scenario_file,
+                 "Run the scenario in FILE (docs/clustersim.md; e.g. scenarios/trace-replay.yaml, "
+                 "scenarios/slow-link.yaml)");
   app.add_option("--check", check_file, "Validate the scenario in FILE and exit");
   app.add_flag("--smoke", smoke, "Run the smoke demo of the services and HTTP endpoints");
   app.add_option("--clusterd", clusterd_binary, "Path to the clusterd binary")

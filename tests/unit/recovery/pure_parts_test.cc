@@ -254,5 +254,31 @@ TEST(JobView, BuildsFromStoreObjects) {
   EXPECT_EQ(gone.npus_per_pod, 1);
 }
 
+TEST(JobView, SuperPodComesFromTheAllocationAndABadOneIsNoSuperPod) {
+  auto pod = [](const std::string& rank, const std::string& allocation) {
+    return store::Object{
+        {"metadata",
+         {{"name", "p" + rank},
+          {"namespace", "ns"},
+          {"uid", "uid-" + rank},
+          {"annotations",
+           {{"hccl/rankIndex", rank},
+            {"ascend.kubectl.kubernetes.io/ascend-910-configuration", allocation}}}}},
+        {"spec", {{"nodeName", "node-" + rank}}}};
+  };
+  const JobView plain = BuildJobView(nullptr, {pod("0", R"({"super_pod_id":-2})")});
+  EXPECT_FALSE(plain.super_pod);
+  EXPECT_EQ(plain.Pod(0)->super_pod_id, -2);
+  // Truncated JSON, a string id, no annotation value: not a super pod, no failure.
+  const JobView bad = BuildJobView(nullptr, {pod("0", R"({"super_pod_id":)"),
+                                             pod("1", R"({"super_pod_id":"3"})"), pod("2", "")});
+  EXPECT_FALSE(bad.super_pod);
+  EXPECT_EQ(bad.pods.size(), 3u);
+  const JobView sp = BuildJobView(nullptr, {pod("0", R"({"super_pod_id":3})"), pod("1", "{}")});
+  EXPECT_TRUE(sp.super_pod);
+  EXPECT_EQ(sp.Pod(0)->super_pod_id, 3);
+  EXPECT_EQ(sp.Pod(1)->super_pod_id, -2);
+}
+
 }  // namespace
 }  // namespace clusterd::recovery

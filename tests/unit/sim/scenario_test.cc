@@ -147,6 +147,10 @@ TEST(Scenario, ASlowLinkNeedsAPingmeshSuperPodCluster) {
   EXPECT_TRUE(
       absl::StrContains(Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 1}\n"),
                         "magnitude of a slow_link must be in [3, 1000]"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a3 + "  - {at_s: 1, kind: slow_link, node: node-1, npu: 1, magnitude: 9, "
+                 "after_detection_s: -1}\n"),
+      "after_detection_s must be in [0, 3600]"));
   auto ok =
       ParseScenario(a3 + "  - {at_s: 1, kind: slow_link, node: node-4, npu: 3, magnitude: 9}\n",
                     "s.yaml", &Catalog());
