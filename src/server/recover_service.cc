@@ -68,6 +68,18 @@ grpc::Status StreamRefusal(const std::string& text) {
 
 }  // namespace
 
+template <typename Event>
+grpc::ServerUnaryReactor* RecoverService::PostReport(grpc::CallbackServerContext* ctx,
+                                                     absl::string_view method,
+                                                     const std::string& job_id, ::Status* response,
+                                                     Event event) {
+  return Deferred(ctx, method, job_id, response,
+                  [this, job_id, event = std::move(event)](uint64_t ticket) mutable {
+                    event.ticket = ticket;
+                    return bridge_.executor().Post(job_id, std::move(event));
+                  });
+}
+
 template <typename Message, typename Channel>
 grpc::ServerWriteReactor<Message>* RecoverService::OmResultStream(
     absl::string_view method, const std::string& job_id, recovery::OmKind kind,
@@ -222,9 +234,7 @@ ServerUnaryReactor* RecoverService::ReportStopComplete(CallbackServerContext* ct
   // §2.3 / quirk 18: a missing status counts as 0 (the machine decides).
   std::optional<int32_t> code;
   if (request->has_status()) code = request->status().code();
-  return Deferred(ctx, method, job_id, response, [this, job_id, code](uint64_t ticket) {
-    return bridge_.executor().Post(job_id, recovery::StopCompleteReported{code, ticket});
-  });
+  return PostReport(ctx, method, job_id, response, recovery::StopCompleteReported{code});
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext* ctx,
@@ -235,11 +245,8 @@ ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext*
   if (!Admit(ctx, method, &refused)) return refused;
   const std::string job_id = request->jobid();
   std::vector<std::string> strategies(request->strategies().begin(), request->strategies().end());
-  return Deferred(ctx, method, job_id, response,
-                  [this, job_id, strategies = std::move(strategies)](uint64_t ticket) {
-                    return bridge_.executor().Post(
-                        job_id, recovery::RecoverStrategyReported{strategies, ticket});
-                  });
+  return PostReport(ctx, method, job_id, response,
+                    recovery::RecoverStrategyReported{std::move(strategies)});
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* ctx,
@@ -259,11 +266,7 @@ ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* c
     LogWarn(kComponent, "isolateRankIds entries that are not ranks were dropped",
             {{"job", job_id}, {"dropped", dropped}});
   }
-  return Deferred(ctx, method, job_id, response,
-                  [this, job_id, report = std::move(report)](uint64_t ticket) mutable {
-                    report.ticket = ticket;
-                    return bridge_.executor().Post(job_id, std::move(report));
-                  });
+  return PostReport(ctx, method, job_id, response, std::move(report));
 }
 
 ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ctx,
@@ -286,10 +289,8 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
         ctx, method, response, kCodeInvalidRequest,
         absl::StrCat("jobId=", job_id, " invalid faultRanks: ", faults.status().message()));
   }
-  return Deferred(
-      ctx, method, job_id, response, [this, job_id, faults = *std::move(faults)](uint64_t ticket) {
-        return bridge_.executor().Post(job_id, recovery::ProcessFaultReported{faults, ticket});
-      });
+  return PostReport(ctx, method, job_id, response,
+                    recovery::ProcessFaultReported{*std::move(faults)});
 }
 
 // ---- NIC switch (§12) ----
@@ -309,10 +310,8 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(params.status().message()));
   }
-  return Deferred(ctx, method, job_id, response,
-                  [this, job_id, p = *std::move(params)](uint64_t ticket) {
-                    return bridge_.executor().Post(job_id, recovery::SwitchNicRequested{p, ticket});
-                  });
+  return PostReport(ctx, method, job_id, response,
+                    recovery::SwitchNicRequested{*std::move(params)});
 }
 
 grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNicSignal(
@@ -346,9 +345,7 @@ ServerUnaryReactor* RecoverService::ReplySwitchNicResult(CallbackServerContext* 
   if (!Admit(ctx, method, &refused)) return refused;
   const std::string job_id = request->jobid();
   const bool result = request->result();
-  return Deferred(ctx, method, job_id, response, [this, job_id, result](uint64_t ticket) {
-    return bridge_.executor().Post(job_id, recovery::SwitchNicResultReplied{result, ticket});
-  });
+  return PostReport(ctx, method, job_id, response, recovery::SwitchNicResultReplied{result});
 }
 
 ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
@@ -379,10 +376,8 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(params.status().message()));
   }
-  return Deferred(
-      ctx, method, job_id, response, [this, job_id, p = *std::move(params)](uint64_t ticket) {
-        return bridge_.executor().Post(job_id, recovery::StressTestRequested{p, ticket});
-      });
+  return PostReport(ctx, method, job_id, response,
+                    recovery::StressTestRequested{*std::move(params)});
 }
 
 grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressTestResponse(
@@ -425,10 +420,8 @@ ServerUnaryReactor* RecoverService::ReplyStressTestResult(CallbackServerContext*
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(results.status().message()));
   }
-  return Deferred(
-      ctx, method, job_id, response, [this, job_id, r = *std::move(results)](uint64_t ticket) {
-        return bridge_.executor().Post(job_id, recovery::StressTestResultReplied{r, ticket});
-      });
+  return PostReport(ctx, method, job_id, response,
+                    recovery::StressTestResultReplied{*std::move(results)});
 }
 
 }  // namespace clusterd::server

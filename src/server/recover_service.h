@@ -79,6 +79,10 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
   // fails (the job has no controller) answers `unregistered_code` at once.
   grpc::ServerUnaryReactor* Deferred(grpc::CallbackServerContext* ctx, absl::string_view method,
                                      const std::string& job_id, ::Status* response, Post post);
+  // Deferred for a report: `event` gets the fresh ticket and goes to the job's controller.
+  template <typename Event>
+  grpc::ServerUnaryReactor* PostReport(grpc::CallbackServerContext* ctx, absl::string_view method,
+                                       const std::string& job_id, ::Status* response, Event event);
   // Answers at once with a Status (after the gate).
   grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, absl::string_view method,
                                    ::Status* response, int32_t code, std::string info);
