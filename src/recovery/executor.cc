@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "recovery/machine.h"
+#include "recovery/pod_group_members.h"
 #include "recovery/record.h"
 #include "recovery/side_effects.h"
 #include "recovery/sv.h"
@@ -16,7 +17,6 @@ namespace clusterd::recovery {
 namespace {
 
 constexpr char kComponent[] = "recovery";
-constexpr std::string_view kGroupNameAnnotation = "scheduling.k8s.io/group-name";
 
 Counter& NoteCounter(const std::string& kind) {
   return MetricsRegistry::Default().GetCounter(
@@ -37,38 +37,74 @@ Counter& SignalCounter(const std::string& type) {
                                                {{"signal_type", type}});
 }
 
+// When a command of a step is carried out, relative to the job's durable record.
+//
+// The rule the record keeps is that nothing a client can act on leaves before the state that
+// sent it is in the store: signals, O&M pushes, closed streams and RPC answers. Writing the
+// record once per step (as the steps come) put two record writes and a pod label on the way
+// from a ReportProcessFault to its first signal; now the record is written when something
+// visible needs it and when the strand goes idle, so a report costs one record write.
+//
+// * kAfterRecord: the record is written first (signals, pushes, stream ends, forgetting).
+// * kWithRecord: answers to the job's RPCs go out right after the next record write, so a
+//   report is acknowledged only once it is durable.
+// * kAtEnd: pod and node labels (information for the scheduler and operators, never read back
+//   by the controller, never awaited) go after the batch's signals.
+// * kNow: everything else, in order (awaited store writes, timers, fault-centre calls). A crash
+//   between such a store write and the record leaves the write ahead of the record; the resumed
+//   cycle re-issues its own pending write and reaches the same write again.
+enum class CommandTiming { kNow, kAfterRecord, kWithRecord, kAtEnd };
+
+CommandTiming TimingOf(const Command& command) {
+  if (std::holds_alternative<SendSignal>(command) ||
+      std::holds_alternative<PushSwitchRankList>(command) ||
+      std::holds_alternative<PushStressTestParams>(command) ||
+      std::holds_alternative<OmMessage>(command) || std::holds_alternative<EndStreams>(command) ||
+      std::holds_alternative<ForgetJob>(command)) {
+    return CommandTiming::kAfterRecord;
+  }
+  if (std::holds_alternative<ReplyReport>(command)) return CommandTiming::kWithRecord;
+  if (std::holds_alternative<PatchPod>(command) || std::holds_alternative<PatchNode>(command)) {
+    return CommandTiming::kAtEnd;
+  }
+  return CommandTiming::kNow;
+}
+
 }  // namespace
 
 RecoveryExecutor::RecoveryExecutor(store::ObjectStore& store, Clock& clock, SignalSink& sink,
-                                   FaultCentrePort* fault_centre, JobViewReader view_reader)
+                                   FaultCentrePort* fault_centre, PodLister pod_lister)
     : store_(store),
       clock_(clock),
       sink_(sink),
       fault_centre_(fault_centre),
-      view_reader_(std::move(view_reader)) {}
+      pod_lister_(std::move(pod_lister)) {}
 
 RecoveryExecutor::~RecoveryExecutor() { Stop(); }
 
 absl::StatusOr<JobView> RecoveryExecutor::ReadView(const JobIdentity& id) const {
-  if (view_reader_) return view_reader_(id);
   absl::StatusOr<store::Object> pg =
       store_.Get({std::string(store::kPodGroups), id.ns, id.pod_group_name});
   if (!pg.ok() && pg.status().code() != absl::StatusCode::kNotFound) return pg.status();
+  absl::StatusOr<std::vector<store::Object>> pods =
+      pod_lister_ ? pod_lister_(id.ns, id.pod_group_name) : ListPodsOf(id.ns, id.pod_group_name);
+  if (!pods.ok()) return pods.status();
+  JobView view = BuildJobView(pg.ok() ? &*pg : nullptr, *pods);
+  view.job_name = id.job_name;
+  return view;
+}
+
+absl::StatusOr<std::vector<store::Object>> RecoveryExecutor::ListPodsOf(
+    const std::string& ns, const std::string& pod_group) const {
   store::ListOptions options;
-  options.ns = id.ns;
+  options.ns = ns;
   absl::StatusOr<store::ObjectList> pods = store_.List(store::kPods, options);
   if (!pods.ok()) return pods.status();
   std::vector<store::Object> mine;
   for (store::Object& pod : pods->items) {
-    const store::Object& annotations = pod["metadata"]["annotations"];
-    if (annotations.is_object() &&
-        annotations.value(std::string(kGroupNameAnnotation), "") == id.pod_group_name) {
-      mine.push_back(std::move(pod));
-    }
+    if (PodGroupOf(pod) == pod_group) mine.push_back(std::move(pod));
   }
-  JobView view = BuildJobView(pg.ok() ? &*pg : nullptr, mine);
-  view.job_name = id.job_name;
-  return view;
+  return mine;
 }
 
 std::shared_ptr<RecoveryExecutor::Job> RecoveryExecutor::Find(const std::string& job_id) const {
@@ -185,16 +221,42 @@ void RecoveryExecutor::QueueDueTimers(Job& job) {
 size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   size_t processed = 0;
   absl::MutexLock lock(&job->mu);
+  // Replies and pod / node labels wait for the next record write (see CommandTiming).
+  std::vector<Command> after_record;
+  std::vector<Command> at_end;
+  auto flush = [&] {
+    Persist(*job);
+    for (const Command& c : after_record) Execute(*job, c);
+    after_record.clear();
+  };
   while (!job->inbox.empty()) {
     Event event = std::move(job->inbox.front());
     job->inbox.pop_front();
     Step step = Advance(job->state, event, clock_.Now());
     job->state = std::move(step.next);
     ++processed;
-    // The record goes to the store before any signal of this step leaves.
-    Persist(*job);
-    for (const Command& c : step.commands) Execute(*job, c);
+    for (Command& c : step.commands) {
+      switch (TimingOf(c)) {
+        case CommandTiming::kNow:
+          Execute(*job, c);
+          break;
+        case CommandTiming::kAfterRecord:
+          flush();
+          Execute(*job, c);
+          break;
+        case CommandTiming::kWithRecord:
+          after_record.push_back(std::move(c));
+          break;
+        case CommandTiming::kAtEnd:
+          at_end.push_back(std::move(c));
+          break;
+      }
+    }
   }
+  if (processed == 0) return 0;
+  // The strand goes idle with its record in the store and every reply sent.
+  flush();
+  for (const Command& c : at_end) Execute(*job, c);
   return processed;
 }
 
@@ -241,7 +303,7 @@ void RecoveryExecutor::Persist(Job& job) {
   if (job.state.state == State::kInit && job.last_record.empty()) return;
   const std::string text = CanonicalJson(RecordToJson(job.state));
   if (text == job.last_record) return;
-  store::Object cm = RecordConfigMap(job.state, job.id.ns);
+  store::Object cm = RecordConfigMap(job.state.job_id, job.id.ns, text);
   cm["metadata"]["annotations"]["podGroup"] = job.id.pod_group_name;
   cm["metadata"]["annotations"]["jobName"] = job.id.job_name;
   absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);

@@ -37,8 +37,9 @@ class SignalSink {
                                     const std::map<int64_t, std::vector<int64_t>>& params) = 0;
   // §12/§13 OM messages for the one-shot operator streams.
   virtual void QueueOmMessage(const std::string& job_id, OmKind kind, const std::string& text) = 0;
-  // Ends every subscription stream of the job except `keep_stream_id` (0: all), and drops the
-  // job's queued OM messages (§6.6).
+  // Ends the job's subscription streams older than `keep_stream_id` (0: all of them), and drops
+  // the job's queued OM messages (§6.6). Streams opened after `keep_stream_id` stay: their own
+  // Subscribed event, still on its way to the controller, ends the older ones in turn.
   virtual void EndStreams(const std::string& job_id, uint64_t keep_stream_id) = 0;
   // Answers the RPC that carried `ticket`.
   virtual void Reply(uint64_t ticket, int32_t code, const std::string& info) = 0;
@@ -65,9 +66,10 @@ struct JobIdentity {
   std::string job_name;  // reset-config-<job_name>
 };
 
-// Reads the job's current view; the default reads the PodGroup and the pods whose annotation
-// scheduling.k8s.io/group-name names it.
-using JobViewReader = std::function<absl::StatusOr<JobView>(const JobIdentity&)>;
+// The pods whose annotation scheduling.k8s.io/group-name names the PodGroup. The default lists
+// the namespace's pods; the daemon passes PodGroupMembers::PodsOf, which reads only the group's.
+using PodLister = std::function<absl::StatusOr<std::vector<store::Object>>(
+    const std::string& ns, const std::string& pod_group)>;
 
 // Runs the recovery controllers of all registered jobs: feeds events to the pure machine, writes
 // the durable record, then carries out the commands (store writes through the ObjectStore,
@@ -80,7 +82,7 @@ using JobViewReader = std::function<absl::StatusOr<JobView>(const JobIdentity&)>
 class RecoveryExecutor {
  public:
   RecoveryExecutor(store::ObjectStore& store, Clock& clock, SignalSink& sink,
-                   FaultCentrePort* fault_centre = nullptr, JobViewReader view_reader = nullptr);
+                   FaultCentrePort* fault_centre = nullptr, PodLister pod_lister = nullptr);
   ~RecoveryExecutor();
   RecoveryExecutor(const RecoveryExecutor&) = delete;
   RecoveryExecutor& operator=(const RecoveryExecutor&) = delete;
@@ -142,12 +144,14 @@ class RecoveryExecutor {
   void Wake(const std::string& job_id, absl::Time at);
   void WorkerLoop();
   absl::StatusOr<JobView> ReadView(const JobIdentity& id) const;
+  absl::StatusOr<std::vector<store::Object>> ListPodsOf(const std::string& ns,
+                                                        const std::string& pod_group) const;
 
   store::ObjectStore& store_;
   Clock& clock_;
   SignalSink& sink_;
   FaultCentrePort* fault_centre_;
-  JobViewReader view_reader_;
+  PodLister pod_lister_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

@@ -359,13 +359,18 @@ std::string RecordConfigMapName(std::string_view job_id) {
 }
 
 store::Object RecordConfigMap(const JobRecovery& job, std::string_view ns) {
+  return RecordConfigMap(job.job_id, ns, CanonicalJson(RecordToJson(job)));
+}
+
+store::Object RecordConfigMap(std::string_view job_id, std::string_view ns,
+                              std::string record_text) {
   store::Object cm;
   cm["apiVersion"] = "v1";
   cm["kind"] = "ConfigMap";
-  cm["metadata"]["name"] = RecordConfigMapName(job.job_id);
+  cm["metadata"]["name"] = RecordConfigMapName(job_id);
   cm["metadata"]["namespace"] = std::string(ns);
   cm["metadata"]["labels"][std::string(kRecordLabel)] = "true";
-  cm["data"][std::string(kRecordKey)] = CanonicalJson(RecordToJson(job));
+  cm["data"][std::string(kRecordKey)] = std::move(record_text);
   return cm;
 }
 

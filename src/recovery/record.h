@@ -29,6 +29,9 @@ absl::StatusOr<JobRecovery> RecordFromJson(const nlohmann::ordered_json& record)
 std::string RecordConfigMapName(std::string_view job_id);
 inline constexpr std::string_view kRecordLabel = "clusterd.io/recovery-record";
 store::Object RecordConfigMap(const JobRecovery& job, std::string_view ns);
+// The same from the record's canonical text (RecordToJson through CanonicalJson).
+store::Object RecordConfigMap(std::string_view job_id, std::string_view ns,
+                              std::string record_text);
 absl::StatusOr<JobRecovery> RecordFromConfigMap(const store::Object& config_map);
 
 }  // namespace clusterd::recovery

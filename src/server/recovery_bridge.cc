@@ -17,7 +17,6 @@ namespace clusterd::server {
 namespace {
 
 constexpr char kComponent[] = "recover-service";
-constexpr char kGroupNameAnnotation[] = "scheduling.k8s.io/group-name";
 constexpr char kTickKey[] = "#tick";
 constexpr absl::Duration kTickPeriod = absl::Seconds(1);
 
@@ -98,8 +97,12 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
       options_(options),
       sink_(clock),
       fault_port_(std::make_unique<FaultPort>(faults)),
-      executor_(
-          std::make_unique<recovery::RecoveryExecutor>(store, clock, sink_, fault_port_.get())),
+      members_(store),
+      executor_(std::make_unique<recovery::RecoveryExecutor>(
+          store, clock, sink_, fault_port_.get(),
+          [this](const std::string& ns, const std::string& pod_group) {
+            return members_.PodsOf(ns, pod_group);
+          })),
       queue_("recover_bridge", clock) {}
 
 RecoveryBridge::~RecoveryBridge() { Stop(); }
@@ -303,11 +306,10 @@ void RecoveryBridge::OnJobGone(const std::string& job_id) {
 }
 
 void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
-  const store::Object& meta = event.object["metadata"];
-  if (!meta.is_object() || !meta.contains("annotations")) return;
-  const std::string group = meta["annotations"].value(kGroupNameAnnotation, std::string());
+  members_.OnPodEvent(event);
+  const std::string group = recovery::PodGroupOf(event.object);
   if (group.empty()) return;
-  const std::string ns = meta.value("namespace", std::string());
+  const std::string ns = store::NamespaceOf(event.object);
   absl::MutexLock lock(&mu_);
   if (jobs_of_pod_group_.contains(PodGroupKey(ns, group))) {
     queue_.Add(absl::StrCat("pg/", PodGroupKey(ns, group)));

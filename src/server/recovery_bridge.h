@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "recovery/executor.h"
 #include "recovery/om_request.h"
+#include "recovery/pod_group_members.h"
 #include "server/recovery_sink.h"
 #include "store/object_store.h"
 
@@ -121,6 +122,7 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   const Options options_;
   RecoverySink sink_;
   std::unique_ptr<FaultPort> fault_port_;
+  recovery::PodGroupMembers members_;  // before executor_, which reads views through it
   std::unique_ptr<recovery::RecoveryExecutor> executor_;
   WorkQueue queue_;
 

@@ -289,7 +289,8 @@ class RecoveryE2e(unittest.TestCase):
         self.assertTrue(self.eventually(
             lambda: self.annotation("ProcessRecoverStatus") == "recover-success"))
         self.assertIn(("ReportStopComplete{code=0}", 0), self.agent.replies)
-        self.assertIn(("ReportRecoverStatus{code=0, strategy=recover}", 0), self.agent.replies)
+        self.assertTrue(self.eventually(
+            lambda: ("ReportRecoverStatus{code=0, strategy=recover}", 0) in self.agent.replies))
         self.assertEqual(self.agent.phase, "training")
         self.assertEqual(self.agent.resumed, 1)
         # The client reconnects after the reset (Init, Register, Subscribe again).

@@ -41,6 +41,7 @@ class RecordingSink : public SignalSink {
   void EndStreams(const std::string&, uint64_t keep) override { ended.push_back(keep); }
   void Reply(uint64_t ticket, int32_t code, const std::string& info) override {
     replies[ticket] = {code, info};
+    if (on_reply) on_reply();
   }
 
   std::vector<std::string> Types() const {
@@ -60,6 +61,51 @@ class RecordingSink : public SignalSink {
   std::vector<uint64_t> ended;
   std::map<uint64_t, std::pair<int32_t, std::string>> replies;
   std::function<void()> on_signal;
+  std::function<void()> on_reply;
+};
+
+// Counts the successful writes (create, update, patch) of each object, passing everything
+// through.
+class CountingStore : public store::ObjectStore {
+ public:
+  explicit CountingStore(store::ObjectStore& inner) : inner_(inner) {}
+  absl::StatusOr<store::Object> Get(const store::ObjectKey& key) override {
+    return inner_.Get(key);
+  }
+  absl::StatusOr<store::ObjectList> List(std::string_view resource,
+                                         const store::ListOptions& options) override {
+    return inner_.List(resource, options);
+  }
+  absl::StatusOr<std::unique_ptr<store::WatchHandle>> Watch(std::string_view resource,
+                                                            const store::WatchOptions& options,
+                                                            store::WatchHandler handler) override {
+    return inner_.Watch(resource, options, std::move(handler));
+  }
+  absl::StatusOr<store::Object> Create(std::string_view resource, store::Object object) override {
+    const std::string name = store::NameOf(object);
+    return Count(name, inner_.Create(resource, std::move(object)));
+  }
+  absl::StatusOr<store::Object> Update(std::string_view resource, store::Object object) override {
+    const std::string name = store::NameOf(object);
+    return Count(name, inner_.Update(resource, std::move(object)));
+  }
+  absl::StatusOr<store::Object> Patch(const store::ObjectKey& key,
+                                      const store::Object& patch) override {
+    return Count(key.name, inner_.Patch(key, patch));
+  }
+  absl::Status Delete(const store::ObjectKey& key, std::string_view version) override {
+    return inner_.Delete(key, version);
+  }
+
+  std::map<std::string, int> writes;
+
+ private:
+  absl::StatusOr<store::Object> Count(const std::string& name,
+                                      absl::StatusOr<store::Object> result) {
+    if (result.ok()) ++writes[name];
+    return result;
+  }
+  store::ObjectStore& inner_;
 };
 
 class ExecutorTest : public ::testing::Test {
@@ -340,6 +386,48 @@ TEST_F(ExecutorTest, WorkersProcessEventsByThemselves) {
   ASSERT_TRUE(stopped.WaitForNotificationWithTimeout(absl::Seconds(30)));
   ex.Stop();
   EXPECT_EQ(sink_.signals[0].signal_type, "stopTrain");
+}
+
+// The way from a report to its first signal carries one record write: the answer to the report
+// leaves once the fault is in the record, the signal once its uuid is, and the pod's fault-type
+// label (information for the scheduler) after the signal.
+TEST_F(ExecutorTest, AReportCostsOneRecordWriteBeforeItsFirstSignal) {
+  CountingStore counting(store_);
+  RecoveryExecutor ex(counting, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  ex.RunPending();
+  counting.writes.clear();
+
+  const std::string record = RecordConfigMapName("J");
+  std::vector<int64_t> ranks_at_reply;
+  int record_writes_at_reply = -1;
+  sink_.on_reply = [&] {
+    record_writes_at_reply = counting.writes[record];
+    auto cm = store_.Get({"configmaps", "ns", record});
+    ASSERT_TRUE(cm.ok());
+    for (const FaultRank& f : RecordFromConfigMap(*cm)->caches.All()) {
+      ranks_at_reply.push_back(f.rank);
+    }
+  };
+  int record_writes_at_signal = -1;
+  bool labelled_at_signal = true;
+  sink_.on_signal = [&] {
+    record_writes_at_signal = counting.writes[record];
+    auto pod = store_.Get({"pods", "ns", "demo-1"});
+    labelled_at_signal = (*pod)["metadata"].contains("labels");
+  };
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  EXPECT_EQ(record_writes_at_signal, 1);
+  EXPECT_EQ(record_writes_at_reply, 1);
+  EXPECT_THAT(ranks_at_reply, ElementsAre(10));
+  EXPECT_FALSE(labelled_at_signal);
+  auto pod = store_.Get({"pods", "ns", "demo-1"});
+  EXPECT_EQ((*pod)["metadata"]["labels"]["fault-type"], "software");
+  EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
 }
 
 }  // namespace
