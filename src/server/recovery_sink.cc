@@ -270,7 +270,9 @@ void RecoverySink::EndStreams(const std::string& job_id, uint64_t keep_stream_id
     absl::MutexLock lock(&mu_);
     if (auto job = signal_streams_.find(job_id); job != signal_streams_.end()) {
       for (auto it = job->second.begin(); it != job->second.end();) {
-        if (it->first == keep_stream_id) {
+        // Stream ids grow: a stream newer than the kept one subscribed after it, and its own
+        // Subscribed event (not processed yet) will keep it.
+        if (keep_stream_id != 0 && it->first >= keep_stream_id) {
           ++it;
           continue;
         }

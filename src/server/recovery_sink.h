@@ -24,8 +24,8 @@ namespace clusterd::server {
 // Recover server streams and the unary calls waiting for their answer.
 //
 // * ProcessManageSignal streams: every Subscribe opens a stream with its own bounded queue
-//   (kSignalQueueCapacity). Signals go to the job's newest stream; EndStreams closes the others
-//   after their queued signals (status OK, §2.3). The controller's strand never waits for a
+//   (kSignalQueueCapacity). Signals go to the job's newest stream; EndStreams closes the older
+//   ones after their queued signals (status OK, §2.3). The controller's strand never waits for a
 //   client: a write is "done" once queued, and a full queue is a failed send (notifyFail),
 //   counted in clusterd_stream_messages_dropped_total{stream="recover_signal"}.
 // * Keep-alives (§5.6) are due 5 s after a stream opens, then every 5 s (DueKeepAlives).

@@ -48,6 +48,21 @@ TEST_F(RecoverySinkTest, EndStreamsKeepsOnlyTheNamedStream) {
   EXPECT_EQ(sink_.SignalStreams("job-1"), 0u);
 }
 
+// Two Subscribes in quick succession: the controller handles the first one's reset after the
+// second stream opened. That reset must not end the newer stream, whose own Subscribed event
+// follows and ends the first.
+TEST_F(RecoverySinkTest, EndStreamsLeavesStreamsNewerThanTheKeptOne) {
+  auto first = sink_.OpenSignalStream("job-1");
+  auto second = sink_.OpenSignalStream("job-1");
+  sink_.EndStreams("job-1", first.stream_id);
+  EXPECT_FALSE(first.channel->closing());
+  EXPECT_FALSE(second.channel->closing());
+  sink_.EndStreams("job-1", second.stream_id);
+  EXPECT_TRUE(first.channel->closing());
+  EXPECT_FALSE(second.channel->closing());
+  EXPECT_EQ(sink_.SignalStreams("job-1"), 1u);
+}
+
 TEST_F(RecoverySinkTest, EndStreamsWithZeroEndsEveryStream) {
   auto s = sink_.OpenSignalStream("job-1");
   ASSERT_TRUE(sink_.WriteSignal("job-1", recovery::KillMasterSignal("job-1", "U")));
