@@ -86,7 +86,7 @@ class DirStore final : public ObjectStore {
     std::string resource;           // empty for the root
     std::optional<std::string> ns;  // set for namespace directories
   };
-  // Identifies one version of a bad file, so that it is reported once.
+  // Identifies one version of a file (a bad file is reported once per version).
   struct FileSignature {
     ino_t inode = 0;
     off_t size = 0;
@@ -115,6 +115,13 @@ class DirStore final : public ObjectStore {
   void Sync(const KeySet& keys, bool loading) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Without the flock: whether any of `keys` differs from the cache (skips own-write echoes).
   bool NeedsSync(const KeySet& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Whether the file of `key` at `path` is, by its signature, the one the cache holds: written
+  // or read by this process and not replaced since. A stat instead of a read and a parse, for
+  // the keys a write or an inotify batch catches up on, most of which are this process's own
+  // earlier writes. A writer that rewrites a file in place with the same size within one
+  // timestamp tick is not told apart; well-behaved writers replace files (a new inode).
+  bool Unchanged(const ObjectKey& key, const std::string& path)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   FileRead ReadObjectFile(const ObjectKey& key) const;
   void ReportBadFile(const std::string& path, const FileRead& read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
@@ -154,6 +161,8 @@ class DirStore final : public ObjectStore {
   absl::Mutex write_mu_;
   absl::flat_hash_map<int, WatchedDir> dirs_ ABSL_GUARDED_BY(write_mu_);
   std::map<std::string, FileSignature> bad_files_ ABSL_GUARDED_BY(write_mu_);
+  // Path -> signature of the file whose content the cache holds (see Unchanged).
+  absl::flat_hash_map<std::string, FileSignature> known_files_ ABSL_GUARDED_BY(write_mu_);
 
   ObjectCache cache_;
   std::thread watch_thread_;
