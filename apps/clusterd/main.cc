@@ -152,6 +152,15 @@ int main(int argc, char** argv) {
                  "A user public-fault configuration (publicCustomization.json) replacing the "
                  "shipped senders and levels; re-read when it changes");
 
+  app.add_option("--job-reconcile-rate", brain_options.registry.reconcile_rate,
+                 "Job registry: reconciles per second (the original: 5)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--job-reconcile-burst", brain_options.registry.reconcile_burst,
+                 "Job registry: reconcile burst (the original: 20)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
   app.add_option("--profiling-root", brain_options.slow_node.profiling_root,
                  "Slow-node diagnosis: root of the ranks' profiling data, "
                  "<root>/<jobId>/<rank>/{steptime.csv,comm.csv,parallel_group.json}")

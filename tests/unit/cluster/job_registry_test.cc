@@ -407,7 +407,9 @@ TEST_F(JobRegistryTest, FailedWritesAreRetriedAndTheSignalWaitsForThem) {
 }
 
 TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
-  JobRegistry::Options options;  // 5/s, burst 20
+  JobRegistry::Options options;
+  options.reconcile_rate = 5;  // the original's rate
+  options.reconcile_burst = 20;
   MakeRegistry(options);
   for (int i = 0; i < 25; ++i) {
     PodGroupSpec pg;
