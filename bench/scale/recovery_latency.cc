@@ -4,6 +4,10 @@
 // a hardware fault written by the node's npu-agent to that signal; and clusterd's memory per
 // idle job. Prints percentiles.
 //
+// Reports are sampled twice, on different jobs: paced (one every --interval-ms, each on a quiet
+// controller) and back to back (the next report as soon as the previous signal arrived, so each
+// competes with the recoveries just started).
+//
 //   build/bench/recovery_scale --jobs 1000 --samples 200
 #include <sys/resource.h>
 
@@ -24,6 +28,8 @@
 #include "absl/time/clock.h"
 #include "agent/agent_event.h"
 #include "client/channel.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
 #include "recover.grpc.pb.h"
 #include "sim/clusterd_process.h"
 #include "sim/mini_scheduler.h"
@@ -102,14 +108,39 @@ class Subscriber {
   std::vector<absl::Time> arrivals_;
 };
 
+// Jobs clusterd's registry reports as running (GET /api/clusterd/v1/jobs), -1 when unreachable.
+int RunningJobs(const std::string& http_address) {
+  httplib::Client http("http://" + http_address);
+  auto res = http.Get("/api/clusterd/v1/jobs");
+  if (!res || res->status != 200) return -1;
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (!body.is_object() || !body.contains("items") || !body["items"].is_array()) return -1;
+  int running = 0;
+  for (const auto& job : body["items"]) {
+    if (job.is_object() && job.value("status", "") == "running") ++running;
+  }
+  return running;
+}
+
+// Whether the job's controller holds a fault rank (GET /api/clusterd/v1/recovery/<job>).
+bool ControllerHasFault(httplib::Client& http, const std::string& job_id) {
+  auto res = http.Get(("/api/clusterd/v1/recovery/" + job_id).c_str());
+  if (!res || res->status != 200) return false;
+  auto body = nlohmann::json::parse(res->body, nullptr, false);
+  return body.is_object() && body.contains("faultRanks") && body["faultRanks"].is_array() &&
+         !body["faultRanks"].empty();
+}
+
 void PrintPercentiles(const char* what, std::vector<double> ms) {
   if (ms.empty()) {
-    std::printf("%-44s no samples\n", what);
+    std::printf("%-50s no samples\n", what);
     return;
   }
   std::sort(ms.begin(), ms.end());
-  auto at = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
-  std::printf("%-44s n=%zu  p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n", what, ms.size(),
+  auto at = [&](double p) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(p * ms.size()))];
+  };
+  std::printf("%-50s n=%zu  p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n", what, ms.size(),
               at(0.50), at(0.90), at(0.99), ms.back());
 }
 
@@ -118,12 +149,16 @@ void PrintPercentiles(const char* what, std::vector<double> ms) {
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"recovery_scale: Recover-service latency and memory with many jobs"};
-  int jobs = 1000, samples = 200, hardware_samples = 20;
+  int jobs = 1000, samples = 200, hardware_samples = 20, interval_ms = 20;
   std::string clusterd_binary = clusterd::sim::FindSiblingBinary("clusterd");
   std::string data_dir = CLUSTERD_DATA_DIR;
   app.add_option("--jobs", jobs, "Jobs (and streams)")->capture_default_str();
-  app.add_option("--samples", samples, "ReportProcessFault samples")->capture_default_str();
-  app.add_option("--hardware-samples", hardware_samples, "Hardware-fault samples")->capture_default_str();
+  app.add_option("--samples", samples, "ReportProcessFault samples, paced and again back to back")
+      ->capture_default_str();
+  app.add_option("--hardware-samples", hardware_samples, "Hardware-fault samples")
+      ->capture_default_str();
+  app.add_option("--interval-ms", interval_ms, "Pause between paced ReportProcessFault samples")
+      ->capture_default_str();
   app.add_option("--clusterd", clusterd_binary, "clusterd binary");
   std::string parent = "/tmp";
   app.add_option("--state-parent", parent,
@@ -131,6 +166,10 @@ int main(int argc, char** argv) {
                  "tmpfs, which separates clusterd's own latency from the disk's)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (2 * samples + hardware_samples > jobs) {
+    std::fprintf(stderr, "2 x --samples + --hardware-samples must not exceed --jobs\n");
+    return 2;
+  }
   if (clusterd_binary.empty()) clusterd_binary = std::string(CLUSTERD_BIN);
 
   struct rlimit limit;
@@ -175,8 +214,9 @@ int main(int argc, char** argv) {
   if (!nodes.Start().ok()) return 1;
   clusterd::sim::MiniScheduler scheduler(**store, clusterd::Clock::Real(), cluster, specs, nullptr);
   if (!scheduler.Start().ok()) return 1;
+  const absl::Time written_at = absl::Now();
   std::printf("%d nodes, %d jobs written in %.1f s\n", cluster.nodes, jobs,
-              absl::ToDoubleSeconds(absl::Now() - t));
+              absl::ToDoubleSeconds(written_at - t));
   absl::SleepFor(absl::Seconds(3));
   const long rss_before = RssKb(pid);
 
@@ -204,12 +244,25 @@ int main(int argc, char** argv) {
               absl::ToDoubleSeconds(absl::Now() - t));
   absl::SleepFor(absl::Seconds(3));
   const long rss_after = RssKb(pid);
-  std::printf("clusterd RSS: %ld KiB before the streams, %ld KiB with %d subscribed jobs: %.1f KiB per idle job\n",
-              rss_before, rss_after, jobs, static_cast<double>(rss_after - rss_before) / jobs);
+  std::printf(
+      "clusterd RSS: %ld KiB before the streams, %ld KiB with %d subscribed jobs: %.1f KiB per "
+      "idle job\n",
+      rss_before, rss_after, jobs, static_cast<double>(rss_after - rss_before) / jobs);
 
-  std::vector<double> software;
-  for (int i = 0; i < std::min(samples, jobs); ++i) {
-    Subscriber& s = *subs[(i * 7919) % jobs];
+  // Faults reach a job's controller once clusterd's registry knows the job's pods.
+  int running = 0;
+  while (absl::Now() - written_at < absl::Seconds(300) &&
+         (running = RunningJobs((*proc)->http_address())) < jobs) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  std::printf("clusterd's registry: %d of %d jobs running %.1f s after they were written\n",
+              running, jobs, absl::ToDoubleSeconds(absl::Now() - written_at));
+
+  // Each job is sampled once: a fixed permutation of the jobs, paced reports first, then back
+  // to back, then hardware faults.
+  auto job_of = [&](int i) { return static_cast<int>((static_cast<int64_t>(i) * 7919) % jobs); };
+  auto report = [&](int i) -> std::optional<double> {
+    Subscriber& s = *subs[job_of(i)];
     ::ProcessFaultRequest request;
     request.set_jobid(s.job_id());
     ::FaultRank* rank = request.add_faultranks();
@@ -218,13 +271,23 @@ int main(int argc, char** argv) {
     grpc::ClientContext ctx;
     ::Status answer;
     const absl::Time start = absl::Now();
-    if (!s.stub().ReportProcessFault(&ctx, request, &answer).ok()) continue;
+    if (!s.stub().ReportProcessFault(&ctx, request, &answer).ok()) return std::nullopt;
     auto first = s.FirstAfter(start, absl::Seconds(30));
-    if (first.has_value()) software.push_back(absl::ToDoubleMilliseconds(*first - start));
+    if (!first.has_value()) return std::nullopt;
+    return absl::ToDoubleMilliseconds(*first - start);
+  };
+  std::vector<double> paced, burst;
+  for (int i = 0; i < samples; ++i) {
+    if (auto ms = report(i)) paced.push_back(*ms);
+    absl::SleepFor(absl::Milliseconds(interval_ms));
   }
-  std::vector<double> hardware;
-  for (int i = 0; i < std::min(hardware_samples, jobs); ++i) {
-    const int job = (samples + i * 104729) % jobs;
+  for (int i = samples; i < 2 * samples; ++i) {
+    if (auto ms = report(i)) burst.push_back(*ms);
+  }
+  std::vector<double> hardware, known;
+  httplib::Client http("http://" + (*proc)->http_address());
+  for (int i = 2 * samples; i < 2 * samples + hardware_samples; ++i) {
+    const int job = job_of(i);
     Subscriber& s = *subs[job];
     auto placement = scheduler.Placements(specs[job].name);
     if (placement.empty()) continue;
@@ -233,10 +296,20 @@ int main(int argc, char** argv) {
     event.code = 0x80E3A201;  // SeparateNPU
     const absl::Time start = absl::Now();
     nodes.Inject(placement[0].node_index, event);
+    // clusterd's own share: until the controller holds the fault (polled every millisecond).
+    while (absl::Now() - start < absl::Seconds(10)) {
+      if (ControllerHasFault(http, s.job_id())) {
+        known.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
     auto first = s.FirstAfter(start, absl::Seconds(30));
     if (first.has_value()) hardware.push_back(absl::ToDoubleMilliseconds(*first - start));
   }
-  PrintPercentiles("ReportProcessFault -> first signal", software);
+  PrintPercentiles("ReportProcessFault -> first signal, paced", paced);
+  PrintPercentiles("ReportProcessFault -> first signal, back to back", burst);
+  PrintPercentiles("hardware fault (npu-agent) -> controller has it", known);
   PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
   subs.clear();
   scheduler.Stop();
