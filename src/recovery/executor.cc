@@ -46,8 +46,10 @@ Counter& SignalCounter(const std::string& type) {
 // visible needs it and when the strand goes idle, so a report costs one record write.
 //
 // * kAfterRecord: the record is written first (signals, pushes, stream ends, forgetting).
-// * kWithRecord: answers to the job's RPCs go out right after the next record write, so a
-//   report is acknowledged only once it is durable.
+// * kWithRecord: answers to the job's RPCs go out after the next record write, so a report is
+//   acknowledged only once it is durable; when that write was made for a signal, after the
+//   signal (answering a unary call costs the strand more than queueing a signal, and a client
+//   cannot order a unary answer against a stream message anyway).
 // * kAtEnd: pod and node labels (information for the scheduler and operators, never read back
 //   by the controller, never awaited) go after the batch's signals.
 // * kNow: everything else, in order (awaited store writes, timers, fault-centre calls). A crash
@@ -221,11 +223,11 @@ void RecoveryExecutor::QueueDueTimers(Job& job) {
 size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   size_t processed = 0;
   absl::MutexLock lock(&job->mu);
-  // Replies and pod / node labels wait for the next record write (see CommandTiming).
+  // Replies wait for the next record write, pod / node labels for the batch's end (see
+  // CommandTiming).
   std::vector<Command> after_record;
   std::vector<Command> at_end;
-  auto flush = [&] {
-    Persist(*job);
+  auto answer = [&] {
     for (const Command& c : after_record) Execute(*job, c);
     after_record.clear();
   };
@@ -241,8 +243,9 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
           Execute(*job, c);
           break;
         case CommandTiming::kAfterRecord:
-          flush();
+          Persist(*job);
           Execute(*job, c);
+          answer();
           break;
         case CommandTiming::kWithRecord:
           after_record.push_back(std::move(c));
@@ -255,7 +258,8 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   }
   if (processed == 0) return 0;
   // The strand goes idle with its record in the store and every reply sent.
-  flush();
+  Persist(*job);
+  answer();
   for (const Command& c : at_end) Execute(*job, c);
   return processed;
 }
