@@ -35,7 +35,8 @@ namespace clusterd::server {
 //
 // Watch handlers and fault deliveries only record the newest input and add a key to a keyed
 // WorkQueue; one worker thread re-reads and posts (keys `pg/<ns>/<name>`, `hw/<job>`, and
-// `#tick`, the 1 s timer of keep-alives, OM waiters and a RunDue() safety net for timers).
+// `#tick`, the 100 ms timer of keep-alives and OM waiters, with a RunDue() safety net for
+// timers every tenth tick).
 class RecoveryBridge final : public cluster::JobFaultSink {
  public:
   struct Options {
@@ -94,7 +95,7 @@ class RecoveryBridge final : public cluster::JobFaultSink {
 
   // Tests: handles every queued watch / fault / tick key now, then runs the executor.
   size_t ProcessPendingForTest();
-  // Tests: what the 1 s tick does (keep-alives, OM waiter expiry).
+  // Tests: what one tick does (keep-alives, OM waiter expiry).
   void TickForTest() { Tick(); }
 
  private:
@@ -138,6 +139,7 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   std::thread worker_;
   bool started_ = false;
   bool threads_ = false;
+  uint64_t ticks_ = 0;  // the worker's (Tick)
 };
 
 }  // namespace clusterd::server
