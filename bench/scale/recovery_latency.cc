@@ -9,7 +9,9 @@
 // competes with the recoveries just started).
 //
 //   build/bench/recovery_scale --jobs 1000 --samples 200
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -122,6 +124,30 @@ int RunningJobs(const std::string& http_address) {
   return running;
 }
 
+// What one durable object write costs the directory's file system, as the dir store makes it:
+// write a temp file, fsync it, rename it over the object, fsync the directory. Milliseconds.
+std::vector<double> DurableWriteCosts(const std::string& dir, int n) {
+  std::vector<double> ms;
+  const std::string text(2048, 'x');
+  const std::string temp = dir + "/.probe.tmp", target = dir + "/probe.json";
+  for (int i = 0; i < n; ++i) {
+    const absl::Time start = absl::Now();
+    int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) break;
+    const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const bool synced = fsync(fd) == 0;
+    close(fd);
+    if (!written || !synced || rename(temp.c_str(), target.c_str()) != 0) break;
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) break;
+    fsync(dfd);
+    close(dfd);
+    ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+  }
+  unlink(target.c_str());
+  return ms;
+}
+
 // Whether the job's controller holds a fault rank (GET /api/clusterd/v1/recovery/<job>).
 bool ControllerHasFault(httplib::Client& http, const std::string& job_id) {
   auto res = http.Get(("/api/clusterd/v1/recovery/" + job_id).c_str());
@@ -183,6 +209,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = tmpl;
+  PrintPercentiles("one durable file write in --state-parent", DurableWriteCosts(dir, 200));
   clusterd::sim::ClusterdProcess::Options options;
   options.binary = clusterd_binary;
   options.store = "dir:" + dir + "/store";
