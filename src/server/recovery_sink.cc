@@ -35,7 +35,9 @@ RecoverySink::OpenedStream RecoverySink::OpenSignalStream(const std::string& job
   absl::MutexLock lock(&mu_);
   if (closed_) channel->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, "clusterd is stopping"));
   const uint64_t id = ++next_stream_id_;
-  signal_streams_[job_id][id] = SignalStream{channel, clock_.Now() + kKeepAlivePeriod};
+  const absl::Time due = clock_.Now() + kKeepAlivePeriod;
+  signal_streams_[job_id][id] = SignalStream{channel, due};
+  keep_alive_due_.emplace(due, job_id, id);
   return {id, channel};
 }
 
@@ -43,7 +45,12 @@ bool RecoverySink::SignalStreamDone(const std::string& job_id, uint64_t stream_i
   absl::MutexLock lock(&mu_);
   auto job = signal_streams_.find(job_id);
   if (job == signal_streams_.end()) return false;
-  const bool erased = job->second.erase(stream_id) > 0;
+  auto stream = job->second.find(stream_id);
+  const bool erased = stream != job->second.end();
+  if (erased) {
+    keep_alive_due_.erase({stream->second.next_keep_alive, job_id, stream_id});
+    job->second.erase(stream);
+  }
   if (job->second.empty()) signal_streams_.erase(job);
   return erased;
 }
@@ -58,13 +65,19 @@ std::vector<std::pair<std::string, std::shared_ptr<RecoverySink::SignalChannel>>
 RecoverySink::DueKeepAlives(absl::Time now) {
   std::vector<std::pair<std::string, std::shared_ptr<SignalChannel>>> due;
   absl::MutexLock lock(&mu_);
-  for (auto& [job_id, streams] : signal_streams_) {
-    for (auto& [id, s] : streams) {
-      if (s.next_keep_alive > now) continue;
-      due.emplace_back(job_id, s.channel);
-      // One keep-alive per period even after a long pause (no burst of catch-ups).
-      while (s.next_keep_alive <= now) s.next_keep_alive += kKeepAlivePeriod;
-    }
+  // Only the streams that are due, in due order (every stream of every tick was a scan of all).
+  while (!keep_alive_due_.empty() && std::get<0>(*keep_alive_due_.begin()) <= now) {
+    auto [at, job_id, id] = *keep_alive_due_.begin();
+    keep_alive_due_.erase(keep_alive_due_.begin());
+    auto job = signal_streams_.find(job_id);
+    if (job == signal_streams_.end()) continue;
+    auto stream = job->second.find(id);
+    if (stream == job->second.end()) continue;
+    SignalStream& s = stream->second;
+    due.emplace_back(job_id, s.channel);
+    // One keep-alive per period even after a long pause (no burst of catch-ups).
+    while (s.next_keep_alive <= now) s.next_keep_alive += kKeepAlivePeriod;
+    keep_alive_due_.emplace(s.next_keep_alive, job_id, id);
   }
   return due;
 }
@@ -277,6 +290,7 @@ void RecoverySink::EndStreams(const std::string& job_id, uint64_t keep_stream_id
           continue;
         }
         signal_ended.push_back(it->second.channel);
+        keep_alive_due_.erase({it->second.next_keep_alive, job_id, it->first});
         it = job->second.erase(it);
       }
       if (job->second.empty()) signal_streams_.erase(job);
@@ -350,6 +364,7 @@ void RecoverySink::CloseAll() {
       for (auto& [id, s] : streams) signals.push_back(s.channel);
     }
     signal_streams_.clear();
+    keep_alive_due_.clear();
     for (auto& [job, c] : notify_switch_) switches.push_back(c);
     notify_switch_.clear();
     for (auto& [job, c] : notify_stress_) stresses.push_back(c);

@@ -5,7 +5,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -129,6 +131,8 @@ class RecoverySink final : public recovery::SignalSink {
   mutable absl::Mutex mu_;
   uint64_t next_stream_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::map<uint64_t, SignalStream>> signal_streams_ ABSL_GUARDED_BY(mu_);
+  // (next keep-alive, job, stream id) of every signal stream, earliest first.
+  std::set<std::tuple<absl::Time, std::string, uint64_t>> keep_alive_due_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<SwitchChannel>> notify_switch_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<StressChannel>> notify_stress_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, OmBox<::SwitchNicResponse>> switch_om_ ABSL_GUARDED_BY(mu_);
