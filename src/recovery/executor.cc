@@ -46,10 +46,9 @@ Counter& SignalCounter(const std::string& type) {
 // visible needs it and when the strand goes idle, so a report costs one record write.
 //
 // * kAfterRecord: the record is written first (signals, pushes, stream ends, forgetting).
-// * kWithRecord: answers to the job's RPCs go out after the next record write, so a report is
-//   acknowledged only once it is durable; when that write was made for a signal, after the
-//   signal (answering a unary call costs the strand more than queueing a signal, and a client
-//   cannot order a unary answer against a stream message anyway).
+// * kWithRecord: answers to the job's RPCs go out right after the next record write, so a
+//   report is acknowledged only once it is durable, and before the signal or stream end that
+//   needed the write: as in the original, the answer to a report precedes what it caused.
 // * kAtEnd: pod and node labels (information for the scheduler and operators, never read back
 //   by the controller, never awaited) go after the batch's signals.
 // * kNow: everything else, in order (awaited store writes, timers, fault-centre calls). A crash
@@ -244,8 +243,8 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
           break;
         case CommandTiming::kAfterRecord:
           Persist(*job);
-          Execute(*job, c);
           answer();
+          Execute(*job, c);
           break;
         case CommandTiming::kWithRecord:
           after_record.push_back(std::move(c));
