@@ -14,6 +14,7 @@
 #include "job_test_objects.h"
 #include "rank_table_golden.h"
 #include "store/memory/memory_store.h"
+#include "unit/forwarding_store.h"
 
 namespace clusterd::cluster {
 namespace {
@@ -32,36 +33,27 @@ using testing::PodGroupSpec;
 using testing::PodObject;
 using testing::PodSpec;
 
-// Forwards to a memory store; ConfigMap writes fail while `fail_writes` is set.
-class FlakyStore final : public store::ObjectStore {
+// Forwards to a memory store; writes other than patches fail while `fail_writes` is set.
+class FlakyStore final : public clusterd::testing::ForwardingStore {
  public:
+  FlakyStore() : ForwardingStore(memory_) {}
   std::atomic<bool> fail_writes{false};
-  store::MemoryStore inner;
 
-  absl::StatusOr<store::Object> Get(const store::ObjectKey& key) override { return inner.Get(key); }
-  absl::StatusOr<store::ObjectList> List(std::string_view r, const store::ListOptions& o) override {
-    return inner.List(r, o);
-  }
-  absl::StatusOr<std::unique_ptr<store::WatchHandle>> Watch(std::string_view r,
-                                                            const store::WatchOptions& o,
-                                                            store::WatchHandler h) override {
-    return inner.Watch(r, o, std::move(h));
-  }
   absl::StatusOr<store::Object> Create(std::string_view r, store::Object o) override {
     if (fail_writes) return absl::UnavailableError("disk full");
-    return inner.Create(r, std::move(o));
+    return ForwardingStore::Create(r, std::move(o));
   }
   absl::StatusOr<store::Object> Update(std::string_view r, store::Object o) override {
     if (fail_writes) return absl::UnavailableError("disk full");
-    return inner.Update(r, std::move(o));
-  }
-  absl::StatusOr<store::Object> Patch(const store::ObjectKey& k, const store::Object& p) override {
-    return inner.Patch(k, p);
+    return ForwardingStore::Update(r, std::move(o));
   }
   absl::Status Delete(const store::ObjectKey& k, std::string_view rv) override {
     if (fail_writes) return absl::UnavailableError("disk full");
-    return inner.Delete(k, rv);
+    return ForwardingStore::Delete(k, rv);
   }
+
+ private:
+  store::MemoryStore memory_;  // bound by the base before it is built; used only afterwards
 };
 
 uint64_t Rejected(const std::string& reason) {

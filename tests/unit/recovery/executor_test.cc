@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "recovery/record.h"
 #include "store/memory/memory_store.h"
+#include "unit/forwarding_store.h"
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
@@ -66,35 +67,20 @@ class RecordingSink : public SignalSink {
 
 // Counts the successful writes (create, update, patch) of each object, passing everything
 // through.
-class CountingStore : public store::ObjectStore {
+class CountingStore : public clusterd::testing::ForwardingStore {
  public:
-  explicit CountingStore(store::ObjectStore& inner) : inner_(inner) {}
-  absl::StatusOr<store::Object> Get(const store::ObjectKey& key) override {
-    return inner_.Get(key);
-  }
-  absl::StatusOr<store::ObjectList> List(std::string_view resource,
-                                         const store::ListOptions& options) override {
-    return inner_.List(resource, options);
-  }
-  absl::StatusOr<std::unique_ptr<store::WatchHandle>> Watch(std::string_view resource,
-                                                            const store::WatchOptions& options,
-                                                            store::WatchHandler handler) override {
-    return inner_.Watch(resource, options, std::move(handler));
-  }
+  using ForwardingStore::ForwardingStore;
   absl::StatusOr<store::Object> Create(std::string_view resource, store::Object object) override {
     const std::string name = store::NameOf(object);
-    return Count(name, inner_.Create(resource, std::move(object)));
+    return Count(name, ForwardingStore::Create(resource, std::move(object)));
   }
   absl::StatusOr<store::Object> Update(std::string_view resource, store::Object object) override {
     const std::string name = store::NameOf(object);
-    return Count(name, inner_.Update(resource, std::move(object)));
+    return Count(name, ForwardingStore::Update(resource, std::move(object)));
   }
   absl::StatusOr<store::Object> Patch(const store::ObjectKey& key,
                                       const store::Object& patch) override {
-    return Count(key.name, inner_.Patch(key, patch));
-  }
-  absl::Status Delete(const store::ObjectKey& key, std::string_view version) override {
-    return inner_.Delete(key, version);
+    return Count(key.name, ForwardingStore::Patch(key, patch));
   }
 
   std::map<std::string, int> writes;
@@ -105,7 +91,6 @@ class CountingStore : public store::ObjectStore {
     if (result.ok()) ++writes[name];
     return result;
   }
-  store::ObjectStore& inner_;
 };
 
 class ExecutorTest : public ::testing::Test {
