@@ -1,13 +1,14 @@
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <memory>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/rate_limiter.h"
+#include "server/method_names.h"
 
 namespace clusterd::server {
 
@@ -34,6 +35,6 @@ class UnaryGate {
   Counter& rejected_;
 };
 
-inline constexpr absl::string_view kHealthCheckMethod = "/Recover/HealthCheck";
+inline constexpr absl::string_view kHealthCheckMethod = method::kRecoverHealthCheck;
 
 }  // namespace clusterd::server
