@@ -105,8 +105,10 @@ TEST_F(DirStoreTest, FilesFollowTheDocumentedLayout) {
   ASSERT_TRUE(store_->Create(kConfigMaps, cm).ok());
   ASSERT_TRUE(store_->Create(kNodes, Node("node-1")).ok());
 
-  EXPECT_THAT(Entries(root_),
-              ::testing::UnorderedElementsAre(".lock", ".resource-version", "configmaps", "nodes"));
+  EXPECT_THAT(Entries(root_), ::testing::UnorderedElementsAre(".lock", ".resource-version", ".tmp",
+                                                              "configmaps", "nodes"));
+  // Temp files are written outside the watched directories and renamed into place.
+  EXPECT_THAT(Entries(root_ + "/.tmp"), ::testing::IsEmpty());
   EXPECT_THAT(Entries(root_ + "/configmaps"), ElementsAre("team-1"));
   EXPECT_THAT(Entries(root_ + "/configmaps/team-1"), ElementsAre("job-a.json"));
   EXPECT_THAT(Entries(root_ + "/nodes"), ElementsAre("node-1.json"));
@@ -134,6 +136,14 @@ TEST_F(DirStoreTest, FilesFollowTheDocumentedLayout) {
   EXPECT_EQ(ResourceVersionOf(node), "2");
   EXPECT_FALSE(node["metadata"].contains("namespace"));
   EXPECT_EQ(store_->PathOf(ObjectKey{"nodes", "", "node-1"}), root_ + "/nodes/node-1.json");
+}
+
+TEST_F(DirStoreTest, WritesGoOnWhenTheTempDirectoryIsRemoved) {
+  ASSERT_TRUE(store_->Create(kNodes, Node("node-1")).ok());
+  std::filesystem::remove_all(root_ + "/.tmp");
+  ASSERT_TRUE(store_->Create(kNodes, Node("node-2")).ok());
+  EXPECT_THAT(Entries(root_ + "/nodes"), ElementsAre("node-1.json", "node-2.json"));
+  EXPECT_THAT(Entries(root_ + "/.tmp"), ::testing::IsEmpty());
 }
 
 TEST_F(DirStoreTest, AFileWrittenByAnotherProcessIsAddedWithUidAndVersion) {

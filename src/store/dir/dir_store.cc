@@ -81,16 +81,21 @@ absl::Status WriteAll(int fd, std::string_view text, const std::string& path) {
   return absl::OkStatus();
 }
 
-// Replaces dir/name atomically: a dotfile temp in the same directory (ignored by readers),
+// Replaces dir/name atomically: a temp file in `temp_dir` (same file system, not watched),
 // fsync, rename, fsync of the directory. `written` receives the file's stat (the inode survives
 // the rename).
-absl::Status WriteFileAtomically(const std::string& dir, std::string_view name,
-                                 std::string_view text, struct stat* written) {
+absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
+                                 std::string_view name, std::string_view text,
+                                 struct stat* written) {
   static std::atomic<uint64_t> sequence{0};
   std::string final_path = JoinPath(dir, name);
   std::string temp_path =
-      JoinPath(dir, Cat(".", name, ".", getpid(), ".", sequence.fetch_add(1), ".tmp"));
+      JoinPath(temp_dir, Cat(".", name, ".", getpid(), ".", sequence.fetch_add(1), ".tmp"));
   int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT && mkdir(temp_dir.c_str(), 0755) == 0) {
+    // Someone removed the temp directory while the store ran: make it again.
+    fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
   if (fd < 0) return ErrnoError(errno, temp_path, "cannot create");
   absl::Status status = WriteAll(fd, text, temp_path);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
@@ -206,6 +211,9 @@ absl::Status DirStore::Init() {
   if (stat(root_.c_str(), &st) != 0) return ErrnoError(errno, root_, "cannot stat");
   if (!S_ISDIR(st.st_mode)) return ErrnoError(ENOTDIR, root_, "cannot use as store directory");
   if (access(root_.c_str(), W_OK | X_OK) != 0) return ErrnoError(errno, root_, "not writable");
+  if (absl::StatusOr<bool> made = MakeDir(JoinPath(root_, kTempDir)); !made.ok()) {
+    return made.status();
+  }
   std::string lock_path = JoinPath(root_, kLockFile);
   lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) return ErrnoError(errno, lock_path, "cannot open lock file");
@@ -343,8 +351,8 @@ absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, const Obj
   std::string text = Serialize(object);
   std::filesystem::path path(PathOf(key));
   struct stat written {};
-  if (absl::Status s = WriteFileAtomically(path.parent_path().string(), path.filename().string(),
-                                           text, &written);
+  if (absl::Status s = WriteFileAtomically(JoinPath(root_, kTempDir), path.parent_path().string(),
+                                           path.filename().string(), text, &written);
       !s.ok()) {
     known_files_.erase(path.string());
     return s;

@@ -51,6 +51,10 @@ class DirStore final : public ObjectStore {
 
   static constexpr std::string_view kLockFile = ".lock";
   static constexpr std::string_view kVersionFile = ".resource-version";
+  // Where the store writes an object file before renaming it into place: outside every watched
+  // directory, so that a write shows a watcher one rename instead of a create, a close and two
+  // renames.
+  static constexpr std::string_view kTempDir = ".tmp";
   // Larger files are skipped as bad.
   static constexpr size_t kMaxFileSize = 1 << 20;
   static constexpr std::string_view kBadFilesMetric = "clusterd_store_bad_files_total";
