@@ -41,6 +41,22 @@ int NpuIdOf(std::string_view name) {
   return id;
 }
 
+// The fields of a pod or PodGroup that a reconcile reads.
+std::string SchedulingFields(std::string_view resource, const store::Object& o) {
+  if (resource == store::kPodGroups) return Label(o, "process-recover-enable");
+  std::string fields = Label(o, "job-name");
+  for (const char* key : {kRankIndexAnnotation, "podType", "needVolcanoOpe", "needOperatorOpe",
+                          "backupNewPodName", "huawei.com/Ascend910"}) {
+    absl::StrAppend(&fields, "\n", Annotation(o, key));
+  }
+  for (const auto& [section, key] : {std::pair{"spec", "nodeName"}, {"status", "phase"}}) {
+    auto it = o.find(section);
+    absl::StrAppend(&fields, "\n",
+                    it != o.end() && it->is_object() ? it->value(key, "") : std::string());
+  }
+  return fields;
+}
+
 int NodeIndexOf(const std::string& node) {
   int index = 0;
   if (node.rfind("node-", 0) != 0 || !absl::SimpleAtoi(node.substr(5), &index)) return 0;
@@ -94,7 +110,9 @@ absl::Status MiniScheduler::Start() {
   Sync();
   auto enqueue = [this](const store::WatchEvent&) { queue_.Add(kSyncKey); };
   for (std::string_view resource : {store::kPods, store::kPodGroups}) {
-    auto watch = store_.Watch(resource, {}, enqueue);
+    auto watch = store_.Watch(resource, {}, [this, resource](const store::WatchEvent& event) {
+      if (Relevant(resource, event)) queue_.Add(kSyncKey);
+    });
     if (!watch.ok()) return watch.status();
     watches_.push_back(std::move(*watch));
   }
@@ -106,6 +124,23 @@ absl::Status MiniScheduler::Start() {
   thread_ = std::thread([this] { Loop(); });
   started_ = true;
   return absl::OkStatus();
+}
+
+bool MiniScheduler::Relevant(std::string_view resource, const store::WatchEvent& event) {
+  const auto& md = event.object["metadata"];
+  const std::string key =
+      std::string(resource) + "/" + md.value("namespace", "") + "/" + md.value("name", "");
+  absl::MutexLock lock(&seen_mu_);
+  if (event.type == store::WatchEventType::kDeleted) {
+    seen_.erase(key);
+    return true;
+  }
+  std::string fields = SchedulingFields(resource, event.object);
+  auto [it, added] = seen_.try_emplace(key, fields);
+  if (added) return true;
+  if (it->second == fields) return false;
+  it->second = std::move(fields);
+  return true;
 }
 
 void MiniScheduler::Stop() {

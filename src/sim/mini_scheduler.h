@@ -8,7 +8,10 @@
 //   * pod annotation needVolcanoOpe=delete: the pod is deleted (and recreated);
 //   * needOperatorOpe=create on a pod: a hot-switch backup pod is created on a healthy node,
 //     needOperatorOpe=delete on a backup pod: it is deleted.
-// Event-driven: store watches feed one work-queue key; nothing polls.
+// Event-driven: store watches feed one work-queue key; nothing polls. A pod or PodGroup update
+// that changes nothing the scheduler reads (the recovery controller's labels and status
+// annotations) queues nothing: a reconcile lists every pod, which at 1,000 jobs costs far more
+// than the event.
 // A reconcile reads the store first, decides under its mutex from that snapshot (a list of
 // store writes and log lines), carries the writes out with the mutex released, then re-locks to
 // record what succeeded; so accessors never wait for store I/O.
@@ -80,6 +83,8 @@ class MiniScheduler {
   };
 
   void Loop();
+  // Whether `event` may change a reconcile's outcome; remembers what it saw.
+  bool Relevant(std::string_view resource, const store::WatchEvent& event);
   void Sync();
   Occupancy ReadOccupancy(const std::vector<store::Object>& pods);
   // Picks a node and NPUs for `count` NPUs; 0 when nothing fits. `avoid` is tried last.
@@ -109,6 +114,9 @@ class MiniScheduler {
   int job_reschedules_ ABSL_GUARDED_BY(mu_) = 0;
   int pod_serial_ ABSL_GUARDED_BY(mu_) = 0;
 
+  absl::Mutex seen_mu_;
+  // pod / PodGroup "ns/name" -> the fields a reconcile reads, as of the last event.
+  std::map<std::string, std::string> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
   std::thread thread_;
   bool started_ = false;
