@@ -4,6 +4,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "common/check_code.h"
+#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "recovery/record.h"
@@ -191,6 +192,41 @@ TEST_F(ExecutorTest, DrivesACycleThroughTheStoreAndTheSink) {
   auto record = RecordFromConfigMap(*store_.Get({"configmaps", "ns", "clusterd-recovery-j"}));
   ASSERT_TRUE(record.ok());
   EXPECT_EQ(record->state, State::kInit);
+}
+
+TEST_F(ExecutorTest, ARecordWrittenBehindTheExecutorsBackIsOverwritten) {
+  // The executor found no record at Register, so its first write creates one; if a record
+  // appeared meanwhile (another clusterd before a hand-over, an operator), it is updated.
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  ASSERT_TRUE(
+      store_.Create("configmaps", RecordConfigMap(NewJobRecovery("J", MakeConfig("recover")), "ns"))
+          .ok());
+  Post(ex, Subscribed{1});
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
+}
+
+TEST_F(ExecutorTest, TheFirstSignalOfAReportIsTimed) {
+  auto observed = [](const char* name) {
+    return MetricsRegistry::Default().GetHistogram(name, "", {}).Read().count;
+  };
+  RecoveryExecutor ex(store_, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  ex.RunPending();
+  const uint64_t signals = observed("clusterd_recovery_first_signal_seconds");
+  const uint64_t waits = observed("clusterd_recovery_queue_wait_seconds");
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+  EXPECT_EQ(observed("clusterd_recovery_first_signal_seconds"), signals + 1);
+  EXPECT_EQ(observed("clusterd_recovery_queue_wait_seconds"), waits + 1);
+  // An answer without a signal is not a signal's latency.
+  Post(ex, StopCompleteReported{0, 8});
+  ex.RunPending();
+  EXPECT_EQ(observed("clusterd_recovery_first_signal_seconds"), signals + 1);
 }
 
 TEST_F(ExecutorTest, RestartMidCycleResumesFromTheRecord) {
