@@ -6,7 +6,9 @@
 //
 // Reports are sampled twice, on different jobs: paced (one every --interval-ms, each on a quiet
 // controller) and back to back (the next report as soon as the previous signal arrived, so each
-// competes with the recoveries just started).
+// competes with the recoveries just started). For each, clusterd's own share (report posted to
+// the job's controller -> signal queued on its stream) is read from its histogram
+// clusterd_recovery_first_signal_seconds on /metrics.
 //
 //   build/bench/recovery_scale --jobs 1000 --samples 200
 #include <fcntl.h>
@@ -15,11 +17,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,35 +57,45 @@ long RssKb(pid_t pid) {
   return -1;
 }
 
-// One job's subscription: a blocking reader thread that records when each non-keep-alive signal
-// arrives.
-class Subscriber {
+// One job's subscription, read with gRPC's callback API: the arrival of each non-keep-alive
+// signal is stamped in OnReadDone, on the thread that read it off the connection (a blocking
+// reader per job would add 1,000 threads and a hand-off to each sample).
+class Subscriber final : public grpc::ClientReadReactor<::ProcessManageSignal> {
  public:
   Subscriber(std::shared_ptr<grpc::Channel> channel, std::string job_id)
       : stub_(::Recover::NewStub(channel)), job_id_(std::move(job_id)) {}
-  ~Subscriber() {
+  ~Subscriber() override {
+    if (!started_) return;
     ctx_.TryCancel();
-    if (thread_.joinable()) thread_.join();
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&done_));
   }
   bool Connect() {
-    ::ClientInfo info;
-    info.set_jobid(job_id_);
-    info.set_role("taskd");
+    info_.set_jobid(job_id_);
+    info_.set_role("taskd");
     for (auto call : {&::Recover::Stub::Init, &::Recover::Stub::Register}) {
       grpc::ClientContext ctx;
       ::Status answer;
-      if (!((*stub_).*call)(&ctx, info, &answer).ok() || answer.code() != 0) return false;
+      if (!((*stub_).*call)(&ctx, info_, &answer).ok() || answer.code() != 0) return false;
     }
-    reader_ = stub_->SubscribeProcessManageSignal(&ctx_, info);
-    thread_ = std::thread([this] {
-      ::ProcessManageSignal signal;
-      while (reader_->Read(&signal)) {
-        if (signal.signaltype() == "keep-alive") continue;
-        absl::MutexLock lock(&mu_);
-        arrivals_.push_back(absl::Now());
-      }
-    });
+    started_ = true;
+    stub_->async()->SubscribeProcessManageSignal(&ctx_, &info_, this);
+    StartRead(&signal_);
+    StartCall();
     return true;
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // OnDone follows
+    if (signal_.signaltype() != "keep-alive") {
+      const absl::Time now = absl::Now();
+      absl::MutexLock lock(&mu_);
+      arrivals_.push_back(now);
+    }
+    StartRead(&signal_);
+  }
+  void OnDone(const grpc::Status&) override {
+    absl::MutexLock lock(&mu_);
+    done_ = true;
   }
   // The first signal after `since`, waiting up to `timeout`.
   std::optional<absl::Time> FirstAfter(absl::Time since, absl::Duration timeout) {
@@ -104,10 +120,12 @@ class Subscriber {
   std::unique_ptr<::Recover::Stub> stub_;
   std::string job_id_;
   grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReader<::ProcessManageSignal>> reader_;
-  std::thread thread_;
+  ::ClientInfo info_;
+  ::ProcessManageSignal signal_;
+  bool started_ = false;
   absl::Mutex mu_;
-  std::vector<absl::Time> arrivals_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<absl::Time> arrivals_ ABSL_GUARDED_BY(mu_);
 };
 
 // Jobs clusterd's registry reports as running (GET /api/clusterd/v1/jobs), -1 when unreachable.
@@ -157,6 +175,53 @@ bool ControllerHasFault(httplib::Client& http, const std::string& job_id) {
          !body["faultRanks"].empty();
 }
 
+// A histogram of clusterd's /metrics: cumulative counts by upper bound (seconds), +Inf last.
+using Buckets = std::vector<std::pair<double, double>>;
+
+Buckets ServerHistogram(httplib::Client& http, const std::string& name) {
+  Buckets buckets;
+  auto res = http.Get("/metrics");
+  if (!res || res->status != 200) return buckets;
+  const std::string prefix = name + "_bucket{le=\"";
+  std::istringstream in(res->body);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t quote = line.find('"', prefix.size());
+    const size_t space = line.rfind(' ');
+    if (quote == std::string::npos || space == std::string::npos) continue;
+    const std::string le = line.substr(prefix.size(), quote - prefix.size());
+    const double bound = le == "+Inf" ? HUGE_VAL : std::strtod(le.c_str(), nullptr);
+    buckets.emplace_back(bound, std::strtod(line.c_str() + space + 1, nullptr));
+  }
+  return buckets;
+}
+
+// Percentiles of what a histogram counted between two scrapes, as the upper bound of the
+// bucket that holds them (so "<= x ms").
+void PrintServerShare(const char* what, Buckets before, const Buckets& after) {
+  if (before.empty()) {  // not observed yet: every bucket at zero
+    for (const auto& [bound, count] : after) before.emplace_back(bound, 0);
+  }
+  if (after.empty() || after.size() != before.size()) {
+    std::printf("%-50s not exposed\n", what);
+    return;
+  }
+  const double count = after.back().second - before.back().second;
+  if (count <= 0) {
+    std::printf("%-50s no samples\n", what);
+    return;
+  }
+  auto at = [&](double p) {
+    for (size_t i = 0; i < after.size(); ++i) {
+      if (after[i].second - before[i].second >= p * count) return after[i].first * 1000;
+    }
+    return HUGE_VAL;
+  };
+  std::printf("%-50s n=%.0f  p50 <= %.2f ms  p90 <= %.2f ms  p99 <= %.2f ms\n", what, count,
+              at(0.50), at(0.90), at(0.99));
+}
+
 void PrintPercentiles(const char* what, std::vector<double> ms) {
   if (ms.empty()) {
     std::printf("%-50s no samples\n", what);
@@ -191,6 +256,9 @@ int main(int argc, char** argv) {
                  "Directory that receives the run's store (e.g. /dev/shm: fsync costs nothing on "
                  "tmpfs, which separates clusterd's own latency from the disk's)")
       ->capture_default_str();
+  bool keep_state = false;
+  app.add_flag("--keep-state", keep_state,
+               "Keep the run's directory (store, clusterd.log) instead of removing it");
   CLI11_PARSE(app, argc, argv);
   if (2 * samples + hardware_samples > jobs) {
     std::fprintf(stderr, "2 x --samples + --hardware-samples must not exceed --jobs\n");
@@ -303,16 +371,22 @@ int main(int argc, char** argv) {
     if (!first.has_value()) return std::nullopt;
     return absl::ToDoubleMilliseconds(*first - start);
   };
+  // clusterd's own share of each report: from the report reaching the job's controller to its
+  // signal queued on the stream, as clusterd's histogram counts it (the transport excluded).
+  httplib::Client http("http://" + (*proc)->http_address());
+  const std::string share = "clusterd_recovery_first_signal_seconds";
   std::vector<double> paced, burst;
+  const Buckets before_paced = ServerHistogram(http, share);
   for (int i = 0; i < samples; ++i) {
     if (auto ms = report(i)) paced.push_back(*ms);
     absl::SleepFor(absl::Milliseconds(interval_ms));
   }
+  const Buckets before_burst = ServerHistogram(http, share);
   for (int i = samples; i < 2 * samples; ++i) {
     if (auto ms = report(i)) burst.push_back(*ms);
   }
+  const Buckets after_burst = ServerHistogram(http, share);
   std::vector<double> hardware, known;
-  httplib::Client http("http://" + (*proc)->http_address());
   for (int i = 2 * samples; i < 2 * samples + hardware_samples; ++i) {
     const int job = job_of(i);
     Subscriber& s = *subs[job];
@@ -336,6 +410,9 @@ int main(int argc, char** argv) {
   }
   PrintPercentiles("ReportProcessFault -> first signal, paced", paced);
   PrintPercentiles("ReportProcessFault -> first signal, back to back", burst);
+  PrintServerShare("  of which in clusterd (its histogram), paced", before_paced, before_burst);
+  PrintServerShare("  of which in clusterd (its histogram), back to back", before_burst,
+                   after_burst);
   PrintPercentiles("hardware fault (npu-agent) -> controller has it", known);
   PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
   subs.clear();
@@ -343,6 +420,10 @@ int main(int argc, char** argv) {
   nodes.Stop();
   (void)(*proc)->Stop();
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  if (keep_state) {
+    std::printf("state and clusterd's log kept in %s\n", dir.c_str());
+  } else {
+    std::filesystem::remove_all(dir, ec);
+  }
   return 0;
 }
