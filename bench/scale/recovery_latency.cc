@@ -1,8 +1,9 @@
 // Scale harness for the Recover service (issue "Recovery controller", bars): a real clusterd on
 // a `dir` store with N jobs (1 pod x 1 NPU each) and N subscribed streams; then, for a sample
 // of jobs, the latency from ReportProcessFault to the first signal on the job's stream, and from
-// a hardware fault written by the node's npu-agent to that signal; and clusterd's memory per
-// idle job. Prints percentiles.
+// a hardware fault injected into the node's npu-agent to that signal (split where the agent's
+// device-info ConfigMap names the fault); and clusterd's memory per idle job. Prints
+// percentiles.
 //
 // Reports are sampled twice, on different jobs: paced (one every --interval-ms, each on a quiet
 // controller) and back to back (the next report as soon as the previous signal arrived, so each
@@ -37,6 +38,7 @@
 #include "agent/agent_event.h"
 #include "client/channel.h"
 #include "httplib.h"
+#include "model/config_map_names.h"
 #include "nlohmann/json.hpp"
 #include "recover.grpc.pb.h"
 #include "sim/clusterd_process.h"
@@ -271,6 +273,8 @@ int main(int argc, char** argv) {
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
 
+  std::error_code made;
+  std::filesystem::create_directories(parent, made);
   std::string tmpl = parent + "/recovery-scale-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) {
     std::fprintf(stderr, "cannot create a directory in %s\n", parent.c_str());
@@ -386,7 +390,7 @@ int main(int argc, char** argv) {
     if (auto ms = report(i)) burst.push_back(*ms);
   }
   const Buckets after_burst = ServerHistogram(http, share);
-  std::vector<double> hardware, known;
+  std::vector<double> hardware, written, known;
   for (int i = 2 * samples; i < 2 * samples + hardware_samples; ++i) {
     const int job = job_of(i);
     Subscriber& s = *subs[job];
@@ -395,10 +399,24 @@ int main(int argc, char** argv) {
     clusterd::faults::NpuFaultEvent event;
     event.npu = placement[0].npus[0];
     event.code = 0x80E3A201;  // SeparateNPU
+    const clusterd::store::ObjectKey device_info{
+        std::string(clusterd::store::kConfigMaps),
+        std::string(clusterd::model::kDeviceInfoNamespace),
+        std::string(clusterd::model::kDeviceInfoPrefix) +
+            clusterd::sim::SimNodeName(placement[0].node_index)};
     const absl::Time start = absl::Now();
     nodes.Inject(placement[0].node_index, event);
-    // clusterd's own share: until the controller holds the fault (polled every millisecond).
+    // Split at the store: the node's device-info ConfigMap names the fault (the npu-agent's
+    // share), then the controller holds it (clusterd's). Both polled every millisecond.
+    bool seen_in_store = false;
     while (absl::Now() - start < absl::Seconds(10)) {
+      if (!seen_in_store) {
+        auto cm = (*store)->Get(device_info);
+        if (cm.ok() && cm->dump().find("80E3A201") != std::string::npos) {
+          seen_in_store = true;
+          written.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+        }
+      }
       if (ControllerHasFault(http, s.job_id())) {
         known.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
         break;
@@ -413,6 +431,7 @@ int main(int argc, char** argv) {
   PrintServerShare("  of which in clusterd (its histogram), paced", before_paced, before_burst);
   PrintServerShare("  of which in clusterd (its histogram), back to back", before_burst,
                    after_burst);
+  PrintPercentiles("hardware fault (npu-agent) -> device-info in the store", written);
   PrintPercentiles("hardware fault (npu-agent) -> controller has it", known);
   PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
   subs.clear();
