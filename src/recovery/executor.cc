@@ -222,7 +222,7 @@ absl::Status RecoveryExecutor::Post(const std::string& job_id, Event event) {
   {
     absl::MutexLock lock(&job->mu);
     job->inbox.push_back(std::move(event));
-    if (job->posted_at == absl::InfiniteFuture()) job->posted_at = absl::Now();
+    if (job->posted_at == absl::InfiniteFuture()) job->posted_at = clock_.Now();
   }
   if (queue_) queue_->Add(job_id);
   return absl::OkStatus();
@@ -251,10 +251,10 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   // CommandTiming).
   std::vector<Command> after_record;
   std::vector<Command> at_end;
-  // Metrics only: real time, not the controller's clock.
+  // Metrics only (on the executor's clock, real in clusterd).
   const absl::Time posted_at = std::exchange(job->posted_at, absl::InfiniteFuture());
   const bool timed = posted_at != absl::InfiniteFuture();
-  if (timed) QueueWait().Observe(absl::ToDoubleSeconds(absl::Now() - posted_at));
+  if (timed) QueueWait().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
   bool signalled = false;
   auto answer = [&] {
     for (const Command& c : after_record) Execute(*job, c);
@@ -277,7 +277,7 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
           Execute(*job, c);
           if (timed && !signalled && std::holds_alternative<SendSignal>(c)) {
             signalled = true;
-            FirstSignalLatency().Observe(absl::ToDoubleSeconds(absl::Now() - posted_at));
+            FirstSignalLatency().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
           }
           break;
         case CommandTiming::kWithRecord:

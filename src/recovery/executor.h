@@ -125,7 +125,7 @@ class RecoveryExecutor {
     JobRecovery state ABSL_GUARDED_BY(mu);
     std::string last_record ABSL_GUARDED_BY(mu);  // what is in the store
     std::deque<Event> inbox ABSL_GUARDED_BY(mu);
-    // When the oldest event still in the inbox was posted (real time, for the latency metrics).
+    // When the oldest event still in the inbox was posted (for the latency metrics).
     absl::Time posted_at ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   };
   struct DelayedRemoval {

@@ -115,7 +115,8 @@ class MiniScheduler {
   int pod_serial_ ABSL_GUARDED_BY(mu_) = 0;
 
   absl::Mutex seen_mu_;
-  // pod / PodGroup "ns/name" -> the fields a reconcile reads, as of the last event.
+  // "resource/ns/name" of a pod or PodGroup -> the fields a reconcile reads, as of its last
+  // event.
   std::map<std::string, std::string> seen_ ABSL_GUARDED_BY(seen_mu_);
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
   std::thread thread_;

@@ -187,7 +187,10 @@ absl::StatusOr<std::unique_ptr<DirStore>> DirStore::Open(std::string path, Optio
 }
 
 DirStore::DirStore(std::string root, Options options)
-    : root_(std::move(root)), options_(options), cache_(options.history_limit) {}
+    : root_(std::move(root)),
+      temp_dir_(JoinPath(root_, kTempDir)),
+      options_(options),
+      cache_(options.history_limit) {}
 
 DirStore::~DirStore() {
   if (watch_thread_.joinable()) {
@@ -211,7 +214,7 @@ absl::Status DirStore::Init() {
   if (stat(root_.c_str(), &st) != 0) return ErrnoError(errno, root_, "cannot stat");
   if (!S_ISDIR(st.st_mode)) return ErrnoError(ENOTDIR, root_, "cannot use as store directory");
   if (access(root_.c_str(), W_OK | X_OK) != 0) return ErrnoError(errno, root_, "not writable");
-  if (absl::StatusOr<bool> made = MakeDir(JoinPath(root_, kTempDir)); !made.ok()) {
+  if (absl::StatusOr<bool> made = MakeDir(temp_dir_); !made.ok()) {
     return made.status();
   }
   std::string lock_path = JoinPath(root_, kLockFile);
@@ -351,7 +354,7 @@ absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, const Obj
   std::string text = Serialize(object);
   std::filesystem::path path(PathOf(key));
   struct stat written {};
-  if (absl::Status s = WriteFileAtomically(JoinPath(root_, kTempDir), path.parent_path().string(),
+  if (absl::Status s = WriteFileAtomically(temp_dir_, path.parent_path().string(),
                                            path.filename().string(), text, &written);
       !s.ok()) {
     known_files_.erase(path.string());

@@ -155,6 +155,7 @@ class DirStore final : public ObjectStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const std::string root_;
+  const std::string temp_dir_;  // root_/kTempDir
   const Options options_;
   int lock_fd_ = -1;
   int version_fd_ = -1;
