@@ -69,7 +69,8 @@ RelationConfig ParseRelationConfig(std::string_view rules_json, std::string_view
   if (!durations_json.empty()) {
     auto parsed = ParseJson(durations_json, "faultDuration.json");
     if (!parsed.ok() || !parsed->is_array()) {
-      note(parsed.ok() ? "faultDuration.json is not an array" : std::string(parsed.status().message()));
+      note(parsed.ok() ? "faultDuration.json is not an array"
+                       : std::string(parsed.status().message()));
     } else {
       for (const auto& item : *parsed) {
         const std::string code = StringOr(item, "FaultCode", "");
@@ -199,20 +200,23 @@ RelationOutput RunRelationFault(const FaultJob& job, const RelationConfig& confi
   for (const auto& [f, expiry] : state.vanished) vanished_codes.insert(f.code);
   for (const RelationRule& rule : config.rules) {
     if (triggers_now.count(rule.trigger) == 0) continue;
-    const bool effective = rule.strategy == kStrategySeparate || rule.strategy == kStrategySubHealth;
-    const bool all_tracked = std::all_of(rule.relations.begin(), rule.relations.end(),
-                                         [&](const std::string& c) { return tracked_codes.count(c) != 0; });
+    const bool effective =
+        rule.strategy == kStrategySeparate || rule.strategy == kStrategySubHealth;
+    const bool all_tracked =
+        std::all_of(rule.relations.begin(), rule.relations.end(),
+                    [&](const std::string& c) { return tracked_codes.count(c) != 0; });
     if (all_tracked && effective) {
       for (auto& [id, f] : state.tracked) {
-        if (std::find(rule.relations.begin(), rule.relations.end(), f.code) != rule.relations.end()) {
+        if (std::find(rule.relations.begin(), rule.relations.end(), f.code) !=
+            rule.relations.end()) {
           f.strategy = StrategyOver(f.strategy, rule.strategy);
         }
       }
     }
     if (!super_pod && IsCqe(rule.trigger) && effective) {
-      const bool all_vanished = std::all_of(
-          rule.relations.begin(), rule.relations.end(),
-          [&](const std::string& c) { return vanished_codes.count(c) != 0; });
+      const bool all_vanished =
+          std::all_of(rule.relations.begin(), rule.relations.end(),
+                      [&](const std::string& c) { return vanished_codes.count(c) != 0; });
       if (all_vanished) {
         for (const auto& [f, expiry] : state.vanished) {
           if (std::find(rule.relations.begin(), rule.relations.end(), f.code) !=
@@ -258,8 +262,9 @@ RelationOutput RunRelationFault(const FaultJob& job, const RelationConfig& confi
       if (f.is_switch) {
         f.strategy = std::string(kStrategySubHealth);
       } else {
-        auto hit = std::find_if(state.deferred_cqe.begin(), state.deferred_cqe.end(),
-                                [&](int64_t t) { return t >= f.received_ms && t <= f.received_ms + timeout; });
+        auto hit = std::find_if(
+            state.deferred_cqe.begin(), state.deferred_cqe.end(),
+            [&](int64_t t) { return t >= f.received_ms && t <= f.received_ms + timeout; });
         if (hit != state.deferred_cqe.end()) {
           state.deferred_cqe.erase(hit);
           f.strategy = std::string(kStrategySeparate);
@@ -324,7 +329,10 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
     FaultRankEntry r;
     r.rank_id = d.rank_id;
     r.pod_rank = job.PodRankOf(d.rank_id);
-    if (r.pod_rank.has_value()) {
+    // The pod that holds the NPU, not whichever pod holds the rank now (after a hot switch the
+    // backup pod does, and a fault of the old pod must not look like one of the backup's).
+    r.pod_uid = s.pod_uid;
+    if (r.pod_uid.empty() && r.pod_rank.has_value()) {
       if (auto p = job.pod_uid_by_rank.find(*r.pod_rank); p != job.pod_uid_by_rank.end()) {
         r.pod_uid = p->second;
       }
@@ -493,7 +501,8 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
           r.fault_time_ms = time;
           r.device_id = device_id;
           r.do_restart_in_place = in_place;
-          if (job.policy.retry && (code == kCodeUce || code == kCodeHcclRetry) && report != nullptr) {
+          if (job.policy.retry && (code == kCodeUce || code == kCodeHcclRetry) &&
+              report != nullptr) {
             const bool recent = now_ms - report->report_ms <= kRetryReportWindowMs;
             const bool near = time > 0 && report->report_ms <= time + kRetryReportWindowMs;
             r.do_step_retry = recent || near;
@@ -518,13 +527,15 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
         }
         if (view.in_place_hidden != nullptr) {
           for (const InPlaceHidden& h : *view.in_place_hidden) {
-            if (h.job_id != job.job_id || h.npu_name != npu || codes_seen.count(h.code) != 0) continue;
+            if (h.job_id != job.job_id || h.npu_name != npu || codes_seen.count(h.code) != 0)
+              continue;
             if (job.policy.retry && (h.code == kCodeUce || h.code == kCodeHcclRetry)) continue;
             codes_seen.insert(h.code);
             add(h.code, h.level, 0);
           }
         }
-        if (report != nullptr && !has_retry_code && now_ms - report->report_ms < kRetryReportWindowMs) {
+        if (report != nullptr && !has_retry_code &&
+            now_ms - report->report_ms < kRetryReportWindowMs) {
           const std::string code(report->type == 2 ? kCodeHcclRetry : kCodeUce);
           FaultRankEntry r = rank_of(s, jd);
           r.code = code;

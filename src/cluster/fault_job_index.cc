@@ -139,23 +139,7 @@ FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& sources) {
       job.pod_group_exists = true;
       job.policy = PolicyOf(*src.pod_group);
     }
-    for (const model::RankTableServer& s : r.previous_servers) {
-      FaultJobServer server;
-      server.node = s.server_name;
-      server.server_id = s.server_id;
-      server.host_ip = s.host_ip;
-      server.server_sn = s.server_sn;
-      server.pod_uid = s.pod_uid;
-      for (const model::RankTableDevice& d : s.devices) {
-        FaultJobDevice dev;
-        if (!absl::SimpleAtoi(d.device_id, &dev.device_id) ||
-            !absl::SimpleAtoi(d.rank_id, &dev.rank_id)) {
-          continue;
-        }
-        server.devices.push_back(dev);
-      }
-      job.servers.push_back(std::move(server));
-    }
+    std::map<std::string, std::string> live_pods;  // UID -> node: scheduled, not terminated
     for (const model::PodInfo* pod : src.pods) {
       if (pod == nullptr) continue;
       FaultJobPod p;
@@ -180,10 +164,36 @@ FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& sources) {
       const bool terminated =
           pod->phase == model::kPodPhaseSucceeded || pod->phase == model::kPodPhaseFailed;
       if (!p.node.empty() && !terminated) {
+        live_pods.emplace(p.uid, p.node);
         auto& npus = index.npus_by_node[p.node];
         for (int64_t id : p.npus) npus.emplace(id, NpuUse{job.job_id, p.uid, p.rank});
       }
       job.pods.push_back(std::move(p));
+    }
+    // A server of the last complete rank table is the job's only while its pod is: a pod that is
+    // gone, replaced or terminated no longer holds those NPUs (another job's pod may hold them
+    // already), so its server is left out of fault mapping. The reference maps the whole last
+    // complete table until the next one is complete (docs/compatibility.md).
+    for (const model::RankTableServer& s : r.previous_servers) {
+      if (auto live = live_pods.find(s.pod_uid);
+          live == live_pods.end() || live->second != s.server_name) {
+        continue;
+      }
+      FaultJobServer server;
+      server.node = s.server_name;
+      server.server_id = s.server_id;
+      server.host_ip = s.host_ip;
+      server.server_sn = s.server_sn;
+      server.pod_uid = s.pod_uid;
+      for (const model::RankTableDevice& d : s.devices) {
+        FaultJobDevice dev;
+        if (!absl::SimpleAtoi(d.device_id, &dev.device_id) ||
+            !absl::SimpleAtoi(d.rank_id, &dev.rank_id)) {
+          continue;
+        }
+        server.devices.push_back(dev);
+      }
+      job.servers.push_back(std::move(server));
     }
     for (const std::string& node : index.NodesOf(job)) index.jobs_by_node[node].insert(job.job_id);
     index.jobs.emplace(job.job_id, std::move(job));

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "cluster/job_status_derivation.h"
 #include "common/canonical_json.h"
 
@@ -58,6 +58,16 @@ void InitSharedTorAndMaster(JobRecord& r, const std::vector<const PodInfo*>& pod
   }
 }
 
+// The job's replicas (§1.6 M) as of `obs`; without a PodGroup they never shrink.
+int64_t ReplicasOf(const JobRecord& r, const JobObservation& obs) {
+  if (obs.pod_group.has_value()) return JobReplicas(obs.pod_group->min_member, obs.pods);
+  return std::max(r.replicas, JobReplicas(0, obs.pods));
+}
+
+std::string ScaleOutLabel(const JobObservation& obs) {
+  return obs.pod_group.has_value() ? obs.pod_group->Label(model::kLabelScaleOutType) : "";
+}
+
 JobStep Init(const model::PodGroupInfo& pg, const std::vector<const PodInfo*>& pods,
              absl::Time now) {
   JobStep step;
@@ -83,13 +93,8 @@ JobStep Update(const std::string& job_id, const JobRecord* current, JobStatus st
   r.pre_deleted = false;
   r.recovered = false;
   r.pod_count = static_cast<int64_t>(obs.pods.size());
-  if (obs.pod_group.has_value()) {
-    r.replicas = JobReplicas(obs.pod_group->min_member, obs.pods);
-  } else {
-    r.replicas = std::max(r.replicas, JobReplicas(0, obs.pods));
-  }
-  const std::string scale_out =
-      obs.pod_group.has_value() ? obs.pod_group->Label(model::kLabelScaleOutType) : "";
+  r.replicas = ReplicasOf(r, obs);
+  const std::string scale_out = ScaleOutLabel(obs);
   std::vector<const PodInfo*> rank_pods = RankTablePods(obs.pods);
   RankTableBuild build =
       BuildJobRankTable(rank_pods, r.replicas, obs.serials, r.resource_type, scale_out);
@@ -131,21 +136,37 @@ JobStep PreDelete(const JobRecord& current, absl::Time now) {
   return step;
 }
 
-// A hot-switch rebuild: the rank-table pods changed while the status did not (a backup pod
-// took over after its source pod was deleted).
-bool HotSwitchRebuildNeeded(const JobRecord& current, const JobObservation& obs) {
-  bool any_backup = false;
-  for (const PodInfo* p : obs.pods) any_backup |= p->IsBackup();
-  if (!any_backup || !current.rank_table.server_list.has_value()) return false;
-  absl::flat_hash_set<std::string> built;
-  for (const auto& s : *current.rank_table.server_list) built.insert(s.pod_uid);
-  absl::flat_hash_set<std::string> now_used;
-  for (const PodInfo* p : RankTablePods(obs.pods)) {
+// Which pod holds which rank-table place: pod UID -> node.
+using TablePods = absl::flat_hash_map<std::string, std::string>;
+
+TablePods PodsOfTable(const model::RankTable& table) {
+  TablePods out;
+  if (!table.server_list.has_value()) return out;
+  for (const auto& s : *table.server_list) out.emplace(s.pod_uid, s.server_name);
+  return out;
+}
+
+// The rank table no longer names the pods that hold the job's ranks now: a pod it names is gone
+// or was replaced, by a hot-switch backup that took over or by a pod recreated faster than a
+// reconcile (its deletion and its successor's creation coalesce, so the status never leaves
+// `running`). The reference rebuilds on a status change or a hot switch only, which leaves such a
+// job's fault mapping on the old node's NPUs (docs/compatibility.md).
+bool RankTableOutdated(const JobRecord& current, const JobObservation& obs) {
+  if (!current.rank_table.server_list.has_value()) return false;
+  const TablePods built = PodsOfTable(current.rank_table);
+  const std::vector<const PodInfo*> rank_pods = RankTablePods(obs.pods);
+  TablePods now_used;
+  for (const PodInfo* p : rank_pods) {
     if (p->allocation.has_value() && !p->allocation->devices.empty() && p->rank_index.has_value()) {
-      now_used.insert(p->uid);
+      now_used.emplace(p->uid, p->node_name);
     }
   }
-  return built != now_used;
+  if (built == now_used) return false;
+  // Only the builder knows which pods it leaves out (a duplicate or out-of-range rank index):
+  // compare with what it would build, so that such a pod does not rebuild the table every time.
+  const RankTableBuild build = BuildJobRankTable(rank_pods, ReplicasOf(current, obs), obs.serials,
+                                                 current.resource_type, ScaleOutLabel(obs));
+  return PodsOfTable(build.table) != built;
 }
 
 JobStep UpdateOperation(std::string_view job_id, const JobRecord* current,
@@ -157,7 +178,7 @@ JobStep UpdateOperation(std::string_view job_id, const JobRecord* current,
   DerivedJobStatus derived =
       DeriveJobStatus(pg_present, pg_present ? obs.pod_group->min_member : 0, obs.pods, previous);
   const bool rebuild =
-      current != nullptr && (current->recovered || HotSwitchRebuildNeeded(*current, obs));
+      current != nullptr && (current->recovered || RankTableOutdated(*current, obs));
   if (current != nullptr && !rebuild && current->status == derived.status &&
       current->pre_deleted == derived.pre_deleted) {
     return Unchanged("unchanged");

@@ -37,7 +37,13 @@ FaultJob TwoByEight() {
     for (int d = 0; d < 8; ++d) s.devices.push_back(FaultJobDevice{d, p * 8 + d});
     job.servers.push_back(s);
     job.pod_uid_by_rank[p] = s.pod_uid;
-    job.pods.push_back(FaultJobPod{s.pod_uid, "default", "pod-" + std::to_string(p), s.node, s.host_ip, p, {0, 1, 2, 3, 4, 5, 6, 7}});
+    job.pods.push_back(FaultJobPod{s.pod_uid,
+                                   "default",
+                                   "pod-" + std::to_string(p),
+                                   s.node,
+                                   s.host_ip,
+                                   p,
+                                   {0, 1, 2, 3, 4, 5, 6, 7}});
   }
   return job;
 }
@@ -228,7 +234,8 @@ TEST(JobFaultRank, JobWithoutRankTableGetsNodeInfoAndNotReadyEntriesOfItsPods) {
   EXPECT_TRUE(f.ranks.empty());
   ASSERT_EQ(f.devices.size(), 1u);
   EXPECT_EQ(f.devices[0].server_id, "10.0.0.1");
-  job.pods.push_back(FaultJobPod{"p2", "default", "p2", "", "", std::nullopt, {}});  // unscheduled: nothing
+  job.pods.push_back(
+      FaultJobPod{"p2", "default", "p2", "", "", std::nullopt, {}});  // unscheduled: nothing
   EXPECT_TRUE(ComputeJobFaultRanks(job, n.Fn(), {}, {}, kNow).faults.devices.empty());
 }
 
@@ -258,7 +265,8 @@ TEST(RelationFault, ShippedConfigurationLoads) {
 
 TEST(RelationFault, BrokenFilesGiveNoRulesAndSayWhy) {
   std::vector<std::string> problems;
-  RelationConfig c = ParseRelationConfig("{not json", "[{\"FaultCode\":\"\",\"TimeOutInterval\":1}]", &problems);
+  RelationConfig c =
+      ParseRelationConfig("{not json", "[{\"FaultCode\":\"\",\"TimeOutInterval\":1}]", &problems);
   EXPECT_TRUE(c.rules.empty());
   EXPECT_TRUE(c.timeout_s.empty());
   EXPECT_EQ(problems.size(), 2u);
@@ -269,12 +277,14 @@ TEST(RelationFault, LinkDownPlusHcclErrorSeparatesTheNodeAndLabelsThePod) {
   FaultJob job = TwoByEight();
   Nodes n;
   n.devices["node-a"] = Record("node-a");
-  AddFault(n.devices["node-a"], Fault("Ascend910-2", "81078603", "NotHandleFault", 1, kNow - 5000, "CardNetworkUnhealthy"));
+  AddFault(n.devices["node-a"], Fault("Ascend910-2", "81078603", "NotHandleFault", 1, kNow - 5000,
+                                      "CardNetworkUnhealthy"));
   RelationState state;
   RelationOutput first = RunRelationFault(job, c, n.Fn(), state, kNow - 4000);
   EXPECT_TRUE(first.faults.empty());  // tracked, no trigger yet
   EXPECT_EQ(first.next_due_ms, kNow - 5000 + 300000);
-  AddFault(n.devices["node-b"] = Record("node-b"), Fault("Ascend910-0", "8C1F860B", "NotHandleFault", 1, kNow));
+  AddFault(n.devices["node-b"] = Record("node-b"),
+           Fault("Ascend910-0", "8C1F860B", "NotHandleFault", 1, kNow));
   RelationOutput out = RunRelationFault(job, c, n.Fn(), state, kNow);
   ASSERT_EQ(out.faults.size(), 1u);
   EXPECT_EQ(out.faults[0].strategy, "Separate");
@@ -302,7 +312,8 @@ TEST(RelationFault, SeparateLabelIsNotOverwrittenBySubHealth) {
   FaultJob job = TwoByEight();
   Nodes n;
   n.devices["node-a"] = Record("node-a");
-  AddFault(n.devices["node-a"], Fault("Ascend910-2", "81078603", "NotHandleFault", 1, kNow, "CardNetworkUnhealthy"));
+  AddFault(n.devices["node-a"],
+           Fault("Ascend910-2", "81078603", "NotHandleFault", 1, kNow, "CardNetworkUnhealthy"));
   AddFault(n.devices["node-a"], Fault("Ascend910-3", "8C1F860B", "NotHandleFault", 1, kNow));
   RelationState state;
   EXPECT_EQ(RunRelationFault(job, c, n.Fn(), state, kNow).patches.size(), 1u);
@@ -319,7 +330,8 @@ TEST(RelationFault, UntriggeredSwitchLinkDownDefaultsToSubHealthAfterItsTimeout)
   SwitchRecord sw;
   sw.info.fault_level = "SubHealthFault";
   sw.info.node_status = "SubHealthy";
-  sw.info.fault_time_and_level_map = model::FaultTimeAndLevelMap{{"[0x08520003,na,L2,na]_0_5", {1, "SubHealthFault"}}};
+  sw.info.fault_time_and_level_map =
+      model::FaultTimeAndLevelMap{{"[0x08520003,na,L2,na]_0_5", {1, "SubHealthFault"}}};
   sw.received_ms["[0x08520003,na,L2,na]_0_5"] = kNow;
   n.switches["node-b"] = sw;
   RelationState state;
@@ -337,7 +349,8 @@ TEST(RelationFault, FaultOlderThanTheJobGetsNoDefault) {
   FaultJob job = TwoByEight();
   Nodes n;
   SwitchRecord sw;
-  sw.info.fault_time_and_level_map = model::FaultTimeAndLevelMap{{"[0x08520003,na,L2,na]_0_5", {1, "SubHealthFault"}}};
+  sw.info.fault_time_and_level_map =
+      model::FaultTimeAndLevelMap{{"[0x08520003,na,L2,na]_0_5", {1, "SubHealthFault"}}};
   sw.received_ms["[0x08520003,na,L2,na]_0_5"] = kNow - 1000;
   n.switches["node-b"] = sw;
   RelationState state;
@@ -359,7 +372,7 @@ TEST(FaultCodeEvent, EventsOnlyWhenTheDigestChanges) {
   f.devices = {d, d};
   std::string digest;
   auto events = FaultCodeEvents(f, &digest, kNow);
-  ASSERT_EQ(events.size(), 1u);  // de-duplicated
+  ASSERT_EQ(events.size(), 1u);             // de-duplicated
   EXPECT_EQ(events[0].timestamp_ms, kNow);  // time 0 -> now
   EXPECT_TRUE(FaultCodeEvents(f, &digest, kNow).empty());
   f.ranks.clear();
@@ -401,6 +414,90 @@ TEST(FaultJobIndex, MapsNpusToJobsFromTheRegistrySnapshot) {
   EXPECT_EQ(index.JobsOn("node-b").count(kJobUid), 1u);
   ASSERT_EQ(job->servers.size(), 1u);
   EXPECT_EQ(job->servers[0].devices[0].rank_id, 11);
+}
+
+// The job's last complete rank table named a pod that has since gone (deleted, or replaced by a
+// pod elsewhere): its node's NPUs are no longer the job's, and may already be another job's. A
+// fault there must not be charged to this job (issue: a fault charged to the wrong job after pod
+// churn).
+TEST(FaultJobIndex, AServerWhosePodIsGoneIsLeftOutOfFaultMapping) {
+  using namespace cluster::testing;
+  PodSpec moved = ExamplePod(1);
+  moved.uid = "9c2e7d4f-0000-4000-8000-0000000000ff";
+  moved.node = "node-c";
+  PodSpec other = ExamplePod(0);  // another job's pod now on node-b, the NPUs the old pod held
+  other.name = "other-0";
+  other.uid = "0e0e0e0e-0000-4000-8000-000000000009";
+  other.node = "node-b";
+  other.owner_uid = "other-job";
+  other.owner_name = "other";
+  auto pod0 = model::PodInfoFromObject(PodObject(ExamplePod(0)));
+  auto pod1 = model::PodInfoFromObject(PodObject(moved));
+  auto other_pod = model::PodInfoFromObject(PodObject(other));
+  auto pg = model::PodGroupInfoFromObject(PodGroupObject({}));
+  ASSERT_TRUE(pod0.ok() && pod1.ok() && other_pod.ok() && pg.ok());
+  JobRecord record;
+  record.job_id = kJobUid;
+  for (int p = 0; p < 2; ++p) {
+    model::RankTableServer server;
+    server.server_name = p == 0 ? "node-a" : "node-b";
+    server.pod_uid = p == 0 ? pod0->uid : ExamplePod(1).uid;  // the old pod of rank 1
+    server.server_id = server.pod_uid;
+    for (int d = 0; d < 8; ++d) {
+      server.devices.push_back(
+          model::RankTableDevice{std::to_string(d), "", std::to_string(p * 8 + d), ""});
+    }
+    record.previous_servers.push_back(server);
+  }
+  JobRecord other_record;
+  other_record.job_id = "other-job";
+  FaultJobIndex index = BuildFaultJobIndex({FaultJobSource{&record, &*pg, {&*pod0, &*pod1}},
+                                            FaultJobSource{&other_record, &*pg, {&*other_pod}}});
+  const FaultJob* job = index.Job(kJobUid);
+  ASSERT_NE(job, nullptr);
+  ASSERT_EQ(job->servers.size(), 1u);
+  EXPECT_EQ(job->servers[0].node, "node-a");
+  EXPECT_EQ(index.JobsOn("node-b").count(kJobUid), 0u);
+  EXPECT_EQ(index.JobsOn("node-b").count("other-job"), 1u);
+  EXPECT_EQ(index.Use("node-b", 3)->job_id, "other-job");
+
+  Nodes n;
+  n.devices["node-b"] = Record("node-b");
+  AddFault(n.devices["node-b"], Fault("Ascend910-3", "80E3A201", "SeparateNPU"));
+  EXPECT_TRUE(ComputeJobFaultRanks(*job, n.Fn(), {}, {}, kNow).faults.ranks.empty());
+}
+
+TEST(FaultJobIndex, AServerWhosePodTerminatedIsLeftOutOfFaultMapping) {
+  using namespace cluster::testing;
+  PodSpec failed = ExamplePod(1);
+  failed.phase = "Failed";
+  auto pod0 = model::PodInfoFromObject(PodObject(ExamplePod(0)));
+  auto pod1 = model::PodInfoFromObject(PodObject(failed));
+  auto pg = model::PodGroupInfoFromObject(PodGroupObject({}));
+  ASSERT_TRUE(pod0.ok() && pod1.ok() && pg.ok());
+  JobRecord record;
+  record.job_id = kJobUid;
+  model::RankTableServer server;
+  server.server_name = "node-b";
+  server.pod_uid = pod1->uid;
+  server.devices = {model::RankTableDevice{"3", "", "11", ""}};
+  record.previous_servers = {server};
+  FaultJobIndex index = BuildFaultJobIndex({FaultJobSource{&record, &*pg, {&*pod0, &*pod1}}});
+  EXPECT_TRUE(index.Job(kJobUid)->servers.empty());
+}
+
+// A fault rank names the pod that held the NPU, not whichever pod holds the rank now: a fault of
+// the old pod of a rank must not look like a fault of the backup pod that took it over (the
+// second hot switch for one sub-health fault).
+TEST(JobFaultRank, ARankNamesThePodOfItsServerNotTheRanksCurrentPod) {
+  FaultJob job = TwoByEight();
+  job.pod_uid_by_rank[1] = "uid-backup";
+  Nodes n;
+  n.devices["node-b"] = Record("node-b");
+  AddFault(n.devices["node-b"], Fault("Ascend910-0", "81A3880C", "SubHealthFault"));
+  auto f = ComputeJobFaultRanks(job, n.Fn(), {}, {}, kNow).faults;
+  ASSERT_EQ(f.ranks.size(), 1u);
+  EXPECT_EQ(f.ranks[0].pod_uid, "uid-1");
 }
 
 }  // namespace

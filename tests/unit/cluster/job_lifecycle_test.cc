@@ -169,5 +169,55 @@ TEST(JobLifecycle, SharedTorIpsAreCollectedOnceForPytorch) {
   EXPECT_EQ(s.signal->shared_tor_ip, R"(["10.3.0.1"])");
 }
 
+// A pod replaced faster than the registry reconciles (its deletion and its successor's creation
+// coalesce into one update) leaves the status `running`: the rank table must still follow the
+// pods, or the job's fault mapping keeps the old node's NPUs (issue: a fault charged to the wrong
+// job after pod churn).
+TEST(JobLifecycle, APodReplacedWithoutAStatusChangeRebuildsTheRankTable) {
+  JobStep first = DecideWith(Record(JobStatus::kPending), JobOperation::kUpdate,
+                             Observation(true, {Pod(ExamplePod(0)), Pod(ExamplePod(1))}), kNow);
+  ASSERT_EQ(first.record->status, JobStatus::kRunning);
+  ASSERT_EQ(first.record->previous_servers.size(), 2u);
+
+  testing::PodSpec moved = ExamplePod(1);
+  moved.uid = "9c2e7d4f-0000-4000-8000-0000000000ff";
+  moved.node = "node-c";
+  moved.host_ip = "192.168.0.13";
+  JobStep s = DecideWith(*first.record, JobOperation::kUpdate,
+                         Observation(true, {Pod(ExamplePod(0)), Pod(moved)}), kNow);
+  EXPECT_EQ(s.transition, "update");
+  ASSERT_TRUE(s.record.has_value());
+  ASSERT_TRUE(s.record->rank_table.server_list.has_value());
+  std::vector<std::string> nodes;
+  for (const auto& server : s.record->previous_servers) nodes.push_back(server.server_name);
+  EXPECT_EQ(nodes, (std::vector<std::string>{"node-a", "node-c"}));
+  EXPECT_EQ(s.record->previous_servers.back().pod_uid, moved.uid);
+  EXPECT_TRUE(s.signal.has_value());
+}
+
+TEST(JobLifecycle, APodUpdateThatChangesNoRankTablePodRebuildsNothing) {
+  JobStep first = DecideWith(Record(JobStatus::kPending), JobOperation::kUpdate,
+                             Observation(true, {Pod(ExamplePod(0)), Pod(ExamplePod(1))}), kNow);
+  testing::PodSpec labelled = ExamplePod(1);
+  labelled.labels = {{"fault-type", "normal"}};
+  JobStep s = DecideWith(*first.record, JobOperation::kUpdate,
+                         Observation(true, {Pod(ExamplePod(0)), Pod(labelled)}), kNow);
+  EXPECT_EQ(s.transition, "unchanged");
+}
+
+// Two pods claiming one rank: the second is left out of the table; that must not make every
+// later update look like a changed table.
+TEST(JobLifecycle, APodLeftOutOfTheTableDoesNotRebuildItOnEveryUpdate) {
+  testing::PodSpec extra = ExamplePod(1);
+  extra.name = "pt-2x8-worker-1";
+  extra.uid = "9c2e7d4f-0000-4000-8000-000000000003";
+  extra.node = "node-c";
+  JobObservation o = Observation(true, {Pod(ExamplePod(0)), Pod(ExamplePod(1)), Pod(extra)});
+  JobStep first = DecideWith(Record(JobStatus::kPending), JobOperation::kUpdate, o, kNow);
+  ASSERT_EQ(first.record->status, JobStatus::kRunning);
+  JobStep s = DecideWith(*first.record, JobOperation::kUpdate, o, kNow);
+  EXPECT_EQ(s.transition, "unchanged");
+}
+
 }  // namespace
 }  // namespace clusterd::cluster
