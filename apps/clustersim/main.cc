@@ -4,6 +4,7 @@
 //   clustersim --scenario FILE     a scenario file (docs/clustersim.md)
 //   clustersim --check FILE        validate a scenario file and exit
 //   clustersim --smoke             the foundation's smoke demo (services and HTTP endpoints)
+//   --repeat N                     run the demo or scenario N times in a row (fresh state each)
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/policy_issue.h"
 #include "sim/clusterd_process.h"
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
   std::string clusterd_binary = clusterd::sim::FindSiblingBinary("clusterd");
   std::string state_dir;
   std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  int repeat = 1;
+  std::vector<std::string> clusterd_args;
   app.add_flag("--demo", demo, "Run the built-in demo scenario");
   app.add_option("--scenario", scenario_file,
                  "Run the scenario in FILE (docs/clustersim.md; e.g. scenarios/trace-replay.yaml, "
@@ -81,6 +85,13 @@ int main(int argc, char** argv) {
                  "Directory for the store and logs (default: a fresh temporary directory)");
   app.add_option("--data-dir", data_dir, "Directory with faultCode.json and the other policy files")
       ->capture_default_str();
+  app.add_option("--repeat", repeat,
+                 "Run the demo or scenario N times in a row, each from an empty state "
+                 "(STATE_DIR/run-<i>); exit 1 if any run fails")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--clusterd-arg", clusterd_args,
+                 "An extra flag for clusterd, e.g. --clusterd-arg=--job-reconcile-rate=5 "
+                 "(repeatable)");
   app.add_flag("-v,--verbose", verbose, "Print every simulator event");
   app.add_flag("--no-live", quiet_live, "Print progress as lines instead of redrawing one line");
   CLI11_PARSE(app, argc, argv);
@@ -119,31 +130,39 @@ int main(int argc, char** argv) {
     if (mkdtemp(tmpl) == nullptr) return Fail("cannot create a temporary directory", 1);
     state_dir = tmpl;
   }
-  absl::Status status;
+  const char* what = demo ? "demo" : smoke ? "smoke demo" : "scenario";
   if (smoke) {
-    status = clusterd::sim::RunSmokeDemo(clusterd_binary, state_dir);
-  } else {
-    clusterd::sim::RunOptions options;
-    options.clusterd_binary = clusterd_binary;
-    options.state_dir = state_dir;
-    options.data_dir = data_dir;
-    options.verbose = verbose;
-    options.live = !quiet_live && isatty(STDOUT_FILENO) != 0;
-    status = clusterd::sim::RunScenario(*scenario, options);
+    absl::Status status = clusterd::sim::RunSmokeDemo(clusterd_binary, state_dir);
+    std::printf("state and logs kept in %s\n", state_dir.c_str());
+    if (!status.ok()) {
+      std::printf("%s failed: %s\n", what, std::string(status.message()).c_str());
+      return 1;
+    }
+    std::printf("%s passed\n", what);
+    return 0;
   }
-  std::printf("state and logs kept in %s\n", state_dir.c_str());
-  if (!status.ok()) {
-    std::printf("%s failed: %s\n",
-                demo    ? "demo"
-                : smoke ? "smoke demo"
-                        : "scenario",
-                std::string(status.message()).c_str());
-    return 1;
+  clusterd::sim::RunOptions options;
+  options.clusterd_binary = clusterd_binary;
+  options.data_dir = data_dir;
+  options.verbose = verbose;
+  options.live = !quiet_live && isatty(STDOUT_FILENO) != 0;
+  options.clusterd_args = clusterd_args;
+  std::vector<std::string> failures;
+  for (int i = 1; i <= repeat; ++i) {
+    options.state_dir = repeat == 1 ? state_dir : absl::StrCat(state_dir, "/run-", i);
+    if (repeat > 1) std::printf("== run %d of %d\n", i, repeat);
+    absl::Status status = clusterd::sim::RunScenario(*scenario, options);
+    std::printf("state and logs kept in %s\n", options.state_dir.c_str());
+    if (!status.ok()) {
+      std::printf("%s failed: %s\n", what, std::string(status.message()).c_str());
+      failures.push_back(absl::StrCat("run ", i, ": ", status.message()));
+    } else {
+      std::printf("%s passed: every job is training again\n", what);
+    }
   }
-  std::printf("%s passed%s\n",
-              demo    ? "demo"
-              : smoke ? "smoke demo"
-                      : "scenario",
-              smoke ? "" : ": every job is training again");
-  return 0;
+  if (repeat > 1) {
+    std::printf("%d of %d runs passed\n", repeat - static_cast<int>(failures.size()), repeat);
+    for (const std::string& f : failures) std::printf("  %s\n", f.c_str());
+  }
+  return failures.empty() ? 0 : 1;
 }

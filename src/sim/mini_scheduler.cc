@@ -294,11 +294,13 @@ int MiniScheduler::PickNode(const Occupancy& occ, int count, int avoid,
   return candidates.front().node;
 }
 
-bool MiniScheduler::PlanPod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
-                            std::vector<Step>* steps) {
+bool MiniScheduler::PlanPod(JobState& job, int rank, const std::string& backup_of, int avoid_node,
+                            Occupancy& occ, std::vector<Step>* steps) {
+  const bool backup = !backup_of.empty();
   PodPlacement p;
   p.rank = rank;
   p.backup = backup;
+  p.backup_source = backup_of;
   // A backup pod gets a name of its own: after a hot switch it holds the rank, and a later hot
   // switch of that rank needs another backup beside it.
   p.name = backup ? absl::StrCat(PodName(job.spec, rank), "-backup-", pod_serial_ + 1)
@@ -468,7 +470,7 @@ void MiniScheduler::Sync() {
         if (Annotation(pod, "needOperatorOpe") == "create" &&
             Annotation(pod, "backupNewPodName").empty()) {
           const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));
-          if (PlanPod(job, rank, true, node, occ, &steps)) {
+          if (PlanPod(job, rank, pod_name, node, occ, &steps)) {
             steps.back().key = pod_key(pod_name);  // annotated once the backup exists
           }
         }
@@ -485,7 +487,7 @@ void MiniScheduler::Sync() {
         }
         auto left = last_node_.find(PodName(spec, rank));
         const int avoid = left != last_node_.end() ? left->second : 0;
-        if (PlanPod(job, rank, false, avoid, occ, &steps)) {
+        if (PlanPod(job, rank, "", avoid, occ, &steps)) {
           steps.back().reschedule = avoid != 0;
           steps.back().retry = true;
         } else {

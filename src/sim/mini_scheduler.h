@@ -91,8 +91,9 @@ class MiniScheduler {
   int PickNode(const Occupancy& occ, int count, int avoid, std::vector<int>* npus) const;
   // Decides a pod for `rank` (its NPUs are then taken in `occ`) and appends its creation to
   // `steps`; false when nothing fits.
-  bool PlanPod(JobState& job, int rank, bool backup, int avoid_node, Occupancy& occ,
-               std::vector<Step>* steps) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `backup_of`: the source pod of a hot-switch backup ("" for an ordinary pod).
+  bool PlanPod(JobState& job, int rank, const std::string& backup_of, int avoid_node,
+               Occupancy& occ, std::vector<Step>* steps) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Carries out `steps` (without mu_); returns how many created pods count as reschedules.
   int Execute(const std::vector<Step>& steps);
   void Log(const std::string& text);

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -23,6 +24,7 @@
 #include "pubfault.grpc.pb.h"
 #include "sim/clusterd_process.h"
 #include "sim/mini_scheduler.h"
+#include "sim/signal_attribution.h"
 #include "sim/sim_nodes.h"
 #include "sim/sim_objects.h"
 #include "sim/sim_pingmesh.h"
@@ -44,6 +46,9 @@ struct FaultRun {
   int job_reschedules_before = 0;
   bool job_rescheduled = false;
   bool cleared = false;
+  // The jobs it touched and since when (sim/signal_attribution.h): the holders of its NPUs at
+  // injection, then jobs placed on them while it lasts.
+  std::map<std::string, absl::Time> touched;
 };
 
 std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
@@ -100,6 +105,14 @@ class Runner {
   void Progress();
   void PrintReport();
   std::string JobAt(int node, int npu) const;
+  using Placed = std::map<std::string, std::vector<PodPlacement>>;  // job -> its pods now
+  Placed PlacedNow() const;
+  // The jobs with a pod on `node` using `npu` (any NPU of the node when npu < 0).
+  static std::set<std::string> JobsAt(const Placed& placed, int node, int npu);
+  // Jobs now placed on the NPUs of faults that still last are touched by them from now on.
+  void TrackTouched(const Placed& placed);
+  // Every signal explained by a fault that touched its job (sim/signal_attribution.h).
+  std::vector<std::string> CheckAttribution() const;
 
   const Scenario& scenario_;
   const RunOptions& options_;
@@ -147,6 +160,8 @@ absl::Status Runner::StartAll() {
     copts.extra_args.push_back(ras_root);
     pingmesh_ = std::make_unique<SimPingmesh>(ras_root);
   }
+  copts.extra_args.insert(copts.extra_args.end(), options_.clusterd_args.begin(),
+                          options_.clusterd_args.end());
   auto proc = ClusterdProcess::Start(copts);
   if (!proc.ok()) return proc.status();
   clusterd_ = std::move(*proc);
@@ -336,6 +351,58 @@ std::string Runner::JobAt(int node, int npu) const {
   return "";
 }
 
+Runner::Placed Runner::PlacedNow() const {
+  Placed placed;
+  for (const JobSpec& spec : scenario_.jobs) placed[spec.name] = scheduler_->Placements(spec.name);
+  return placed;
+}
+
+std::set<std::string> Runner::JobsAt(const Placed& placed, int node, int npu) {
+  std::set<std::string> jobs;
+  for (const auto& [job, pods] : placed) {
+    for (const PodPlacement& p : pods) {
+      if (p.node_index != node) continue;
+      if (npu < 0 || std::find(p.npus.begin(), p.npus.end(), npu) != p.npus.end()) {
+        jobs.insert(job);
+      }
+    }
+  }
+  return jobs;
+}
+
+void Runner::TrackTouched(const Placed& placed) {
+  const absl::Time now = absl::Now();
+  for (FaultRun& r : runs_) {
+    if (!r.injected.has_value() || r.cleared || r.spec->assertion != "occur") continue;
+    for (auto [node, npu] : r.npus) {
+      for (const std::string& job : JobsAt(placed, node, npu)) r.touched.try_emplace(job, now);
+    }
+  }
+}
+
+std::vector<std::string> Runner::CheckAttribution() const {
+  std::vector<AttributedFault> faults;
+  for (const FaultRun& r : runs_) {
+    if (!r.injected.has_value()) continue;
+    AttributedFault f;
+    f.label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
+    f.injected = *r.injected;
+    f.touched = r.touched;
+    f.handled = r.resumed;
+    f.must_signal = !r.spec->expect.empty() && r.spec->kind != "slow" &&
+                    r.spec->kind != "slow_link" && r.error.empty();
+    faults.push_back(std::move(f));
+  }
+  std::map<std::string, std::vector<ReceivedSignal>> signals;
+  for (const auto& [name, job] : jobs_) {
+    std::vector<ReceivedSignal>& out = signals[name];
+    for (const SimTrainingJob::SignalRecord& s : job->signals()) {
+      out.push_back(ReceivedSignal{s.at, s.type, s.actions});
+    }
+  }
+  return CheckSignalAttribution(faults, signals, t0_);
+}
+
 void Runner::InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion) {
   agent::EventFields fields;
   fields.kind = f.kind == "storm" ? "chip" : f.kind;
@@ -391,6 +458,7 @@ void Runner::Inject(FaultRun& run) {
   if (f.node.rfind("node-", 0) == 0) {
     absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
   }
+  if (f.kind == "software" || f.kind == "slow") run.touched[f.job] = *run.injected;
   if (f.kind == "software") {
     run.job = f.job;
     run.where = absl::StrCat(f.job, " rank ", f.rank);
@@ -410,6 +478,8 @@ void Runner::Inject(FaultRun& run) {
   }
   if (f.kind == "slow_link") {
     run.where = absl::StrCat(f.node, "/npu", f.npu);
+    for (const std::string& job : JobsAt(PlacedNow(), node, f.npu))
+      run.touched[job] = *run.injected;
     pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, f.npu), 1 + f.magnitude);
     Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " at ", run.where,
                        " (every path from or to it takes ", 1 + f.magnitude, " ms)"));
@@ -450,6 +520,10 @@ void Runner::Inject(FaultRun& run) {
     run.where = absl::StrCat(f.node, "/npu", f.npu);
   }
   run.job_reschedules_before = scheduler_->job_reschedules();
+  const Placed placed = PlacedNow();
+  for (auto [n, npu] : run.npus) {
+    for (const std::string& job : JobsAt(placed, n, npu)) run.touched[job] = *run.injected;
+  }
   if (f.kind == "public") {
     absl::Status s = SendPublicFault(run, f.assertion);
     if (!s.ok()) run.error = std::string(s.message());
@@ -675,6 +749,7 @@ absl::Status Runner::Run() {
       }
       Observe(r);
     }
+    TrackTouched(PlacedNow());
     if (pingmesh_ != nullptr && absl::Now() >= next_probe) {
       if (absl::Status s = pingmesh_->Probe(absl::Now()); !s.ok()) Event(std::string(s.message()));
       // Two probe rounds per 10 s analysis period are enough, and keep the files clusterd reads
@@ -698,6 +773,11 @@ absl::Status Runner::Run() {
   }
   Progress();
   PrintReport();
+  const std::vector<std::string> misattributed = CheckAttribution();
+  for (const std::string& line : misattributed) std::printf("WRONG JOB: %s\n", line.c_str());
+  if (misattributed.empty()) {
+    std::printf("every signal was explained by a fault on the job's NPUs\n");
+  }
   std::vector<std::string> stuck;
   for (const auto& [name, job] : jobs_) {
     if (!job->training()) stuck.push_back(name);
@@ -707,6 +787,12 @@ absl::Status Runner::Run() {
   if (!stuck.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("not training at the end: ", absl::StrJoin(stuck, ", ")));
+  }
+  if (!misattributed.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(misattributed.size(),
+                                                      " signal(s) not explained by a fault on "
+                                                      "the job's NPUs: ",
+                                                      misattributed.front()));
   }
   return absl::OkStatus();
 }

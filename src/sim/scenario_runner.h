@@ -6,6 +6,7 @@
 // live progress line and, at the end, one row per fault: injected, detected (in clusterd's
 // fault view), first signal on the job's stream, strategy decided, training resumed.
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "sim/scenario.h"
@@ -18,6 +19,7 @@ struct RunOptions {
   std::string data_dir;   // faultCode.json and friends
   bool live = true;       // redraw the progress line in place (a terminal)
   bool verbose = false;   // print every simulator event
+  std::vector<std::string> clusterd_args;  // extra flags for clusterd
 };
 
 // OK when every job trains again at the end; FailedPrecondition (with the jobs that do not)

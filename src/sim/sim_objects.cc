@@ -146,7 +146,12 @@ Json PodObject(const ClusterSpec& cluster, const JobSpec& job, const std::string
                       {kAscendRealAnnotation, absl::StrJoin(real, ",")},
                       {kGroupNameAnnotation, PodGroupName(job)},
                       {"huawei.com/Ascend910", absl::StrJoin(real, ",")}};
-  if (p.backup) annotations["podType"] = "backup";
+  if (p.backup) {
+    annotations["podType"] = "backup";
+    // As the operator writes it (jobs-ranktable-diagnosis.md §1.3): the rank table leaves the
+    // backup out while its source pod exists.
+    if (!p.backup_source.empty()) annotations["backupSourcePodName"] = p.backup_source;
+  }
   Json container = {
       {"name", "ascend"},
       {"image", "train:latest"},

@@ -43,7 +43,8 @@ struct PodPlacement {
   std::string uid;
   int node_index = 0;
   std::vector<int> npus;
-  bool backup = false;  // hot-switch backup pod (podType=backup)
+  bool backup = false;        // hot-switch backup pod (podType=backup)
+  std::string backup_source;  // a backup's source pod (annotation backupSourcePodName)
 };
 Json PodObject(const ClusterSpec& cluster, const JobSpec& job, const std::string& job_uid,
                const PodPlacement& placement);
