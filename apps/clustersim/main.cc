@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   app.add_flag("--demo", demo, "Run the built-in demo scenario");
   app.add_option("--scenario", scenario_file,
                  "Run the scenario in FILE (docs/clustersim.md; e.g. scenarios/trace-replay.yaml, "
-                 "scenarios/slow-link.yaml)");
+                 "scenarios/slow-link.yaml, scenarios/churn.yaml)");
   app.add_option("--check", check_file, "Validate the scenario in FILE and exit");
   app.add_flag("--smoke", smoke, "Run the smoke demo of the services and HTTP endpoints");
   app.add_option("--clusterd", clusterd_binary, "Path to the clusterd binary")
