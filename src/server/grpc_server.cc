@@ -1,10 +1,10 @@
-#include "absl/strings/string_view.h"
 #include "server/grpc_server.h"
 
 #include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/log.h"
 
 namespace clusterd::server {
@@ -67,14 +67,14 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
 
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
-                     " (address in use, not local, or not permitted)"));
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
+                                               " (address in use, not local, or not permitted)"));
   }
   HostPort actual = *hp;
   actual.port = bound_port;
   LogInfo("grpc", "serving", {{"address", actual.ToString()}, {"services", services.size()}});
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), actual.ToString(), bound_port));
+  return std::unique_ptr<GrpcServer>(
+      new GrpcServer(std::move(server), actual.ToString(), bound_port));
 }
 
 GrpcServer::~GrpcServer() { Shutdown(absl::Seconds(1)); }

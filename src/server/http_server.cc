@@ -1,7 +1,7 @@
-#include "absl/strings/string_view.h"
 #include "server/http_server.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
 #include "common/log.h"
@@ -19,14 +19,22 @@ constexpr char kJson[] = "application/json";
 
 absl::string_view ReasonFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kNotFound: return "NotFound";
-    case absl::StatusCode::kInvalidArgument: return "BadRequest";
-    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
-    case absl::StatusCode::kAborted: return "Conflict";
-    case absl::StatusCode::kOutOfRange: return "Expired";
-    case absl::StatusCode::kUnavailable: return "ServiceUnavailable";
-    case absl::StatusCode::kUnimplemented: return "NotImplemented";
-    default: return "InternalError";
+    case absl::StatusCode::kNotFound:
+      return "NotFound";
+    case absl::StatusCode::kInvalidArgument:
+      return "BadRequest";
+    case absl::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case absl::StatusCode::kAborted:
+      return "Conflict";
+    case absl::StatusCode::kOutOfRange:
+      return "Expired";
+    case absl::StatusCode::kUnavailable:
+      return "ServiceUnavailable";
+    case absl::StatusCode::kUnimplemented:
+      return "NotImplemented";
+    default:
+      return "InternalError";
   }
 }
 
@@ -56,26 +64,25 @@ std::string Rfc3339(absl::Time t) {
 
 // The operator's view of a job record (clusterctl get jobs -o json).
 nlohmann::ordered_json JobJson(const cluster::JobRecord& r) {
-  return nlohmann::ordered_json{
-      {"jobId", r.job_id},
-      {"namespace", r.ns},
-      {"name", r.name},
-      {"kind", r.kind},
-      {"podGroup", r.pod_group_name},
-      {"framework", r.framework},
-      {"status", std::string(model::ToString(r.status))},
-      {"preDeleted", r.pre_deleted},
-      {"replicas", r.replicas},
-      {"pods", r.pod_count},
-      {"npus", r.rank_table.DeviceCount()},
-      {"rankTableStatus", r.rank_table.status},
-      {"summaryConfigMaps", r.total_cm_num},
-      {"resourceType", r.resource_type},
-      {"sid", r.sid},
-      {"multiInstanceJobId", r.multi_instance_job_id},
-      {"appType", r.app_type},
-      {"createTime", Rfc3339(r.create_time)},
-      {"deleteTime", r.pre_deleted ? Rfc3339(r.delete_time) : ""}};
+  return nlohmann::ordered_json{{"jobId", r.job_id},
+                                {"namespace", r.ns},
+                                {"name", r.name},
+                                {"kind", r.kind},
+                                {"podGroup", r.pod_group_name},
+                                {"framework", r.framework},
+                                {"status", std::string(model::ToString(r.status))},
+                                {"preDeleted", r.pre_deleted},
+                                {"replicas", r.replicas},
+                                {"pods", r.pod_count},
+                                {"npus", r.rank_table.DeviceCount()},
+                                {"rankTableStatus", r.rank_table.status},
+                                {"summaryConfigMaps", r.total_cm_num},
+                                {"resourceType", r.resource_type},
+                                {"sid", r.sid},
+                                {"multiInstanceJobId", r.multi_instance_job_id},
+                                {"appType", r.app_type},
+                                {"createTime", Rfc3339(r.create_time)},
+                                {"deleteTime", r.pre_deleted ? Rfc3339(r.delete_time) : ""}};
 }
 
 // <job> is a job id, or a job name (in `ns` when given; it must then be unique).
@@ -134,16 +141,25 @@ absl::StatusOr<diagnosis::SlowNodeJobView> ResolveSlowNode(
 
 int HttpCodeFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return 200;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
     case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kAborted: return 409;
-    case absl::StatusCode::kOutOfRange: return 410;
-    case absl::StatusCode::kUnavailable: return 503;
-    case absl::StatusCode::kUnimplemented: return 501;
-    case absl::StatusCode::kResourceExhausted: return 429;
-    default: return 500;
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kOutOfRange:
+      return 410;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    default:
+      return 500;
   }
 }
 
@@ -210,7 +226,8 @@ void HttpServer::RegisterRoutes() {
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(options_.metrics->RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(options_.metrics->RenderPrometheus(),
+                    "text/plain; version=0.0.4; charset=utf-8");
     CountRequest("/metrics", 200);
   });
 
@@ -226,7 +243,8 @@ void HttpServer::RegisterRoutes() {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      nlohmann::ordered_json body = {{"kind", "JobList"}, {"items", nlohmann::ordered_json::array()}};
+      nlohmann::ordered_json body = {{"kind", "JobList"},
+                                     {"items", nlohmann::ordered_json::array()}};
       for (const auto& r : options_.jobs->Jobs()) {
         if (ns.empty() || r.ns == ns) body["items"].push_back(JobJson(r));
       }
@@ -234,7 +252,8 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
     if (options_.jobs == nullptr) {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
@@ -248,24 +267,22 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.jobs == nullptr) {
-            ReplyError(res, absl::UnavailableError("no job registry is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<cluster::JobRecord> r =
-                ResolveJob(*options_.jobs, req.matches[1].str(), ns);
-            if (!r.ok()) {
-              ReplyError(res, r.status());
-            } else {
-              // The rank table exactly as the job summary carries it.
-              res.set_content(model::SerializeRankTable(r->rank_table), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/jobs/{job}/ranktable", res.status);
-        });
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)", [this](const httplib::Request& req,
+                                                             httplib::Response& res) {
+    if (options_.jobs == nullptr) {
+      ReplyError(res, absl::UnavailableError("no job registry is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+      if (!r.ok()) {
+        ReplyError(res, r.status());
+      } else {
+        // The rank table exactly as the job summary carries it.
+        res.set_content(model::SerializeRankTable(r->rank_table), kJson);
+      }
+    }
+    CountRequest("/api/clusterd/v1/jobs/{job}/ranktable", res.status);
+  });
 
   // The fault centre's view (clusterctl get faults).
   s.Get(R"(/api/clusterd/v1/faults)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -277,14 +294,15 @@ void HttpServer::RegisterRoutes() {
       nlohmann::ordered_json body = {{"kind", "FaultList"},
                                      {"items", nlohmann::ordered_json::array()}};
       for (const cluster::FaultViewRow& r : options_.faults->FaultRows(node, job)) {
-        body["items"].push_back({{"node", r.node},
-                                 {"npu", r.npu},
-                                 {"code", r.code},
-                                 {"level", r.level},
-                                 {"source", r.source},
-                                 {"since", r.since_ms > 0 ? Rfc3339(absl::FromUnixMillis(r.since_ms)) : ""},
-                                 {"sinceMs", r.since_ms},
-                                 {"jobs", r.jobs}});
+        body["items"].push_back(
+            {{"node", r.node},
+             {"npu", r.npu},
+             {"code", r.code},
+             {"level", r.level},
+             {"source", r.source},
+             {"since", r.since_ms > 0 ? Rfc3339(absl::FromUnixMillis(r.since_ms)) : ""},
+             {"sinceMs", r.since_ms},
+             {"jobs", r.jobs}});
       }
       res.set_content(body.dump(), kJson);
     }
@@ -292,65 +310,65 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The recovery controllers (clusterctl get recovery).
-  s.Get(R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(
+      R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.recovery == nullptr) {
+          ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
+        } else {
+          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+          res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+        }
+        CountRequest("/api/clusterd/v1/recovery", res.status);
+      });
+  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))", [this](const httplib::Request& req,
+                                                       httplib::Response& res) {
     if (options_.recovery == nullptr) {
       ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+      absl::StatusOr<nlohmann::ordered_json> job =
+          options_.recovery->RecoveryOf(req.matches[1].str(), ns);
+      if (!job.ok()) {
+        ReplyError(res, job.status());
+      } else {
+        res.set_content(job->dump(), kJson);
+      }
     }
-    CountRequest("/api/clusterd/v1/recovery", res.status);
+    CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.recovery == nullptr) {
-            ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<nlohmann::ordered_json> job =
-                options_.recovery->RecoveryOf(req.matches[1].str(), ns);
-            if (!job.ok()) {
-              ReplyError(res, job.status());
-            } else {
-              res.set_content(job->dump(), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
-        });
 
   // The slow-node detections (clusterctl get slownode).
-  s.Get(R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(
+      R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.slow_nodes == nullptr) {
+          ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
+        } else {
+          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+          nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
+                                         {"items", nlohmann::ordered_json::array()}};
+          for (const auto& v : options_.slow_nodes->Views()) {
+            if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+          }
+          res.set_content(body.dump(), kJson);
+        }
+        CountRequest("/api/clusterd/v1/slownode", res.status);
+      });
+  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))", [this](const httplib::Request& req,
+                                                       httplib::Response& res) {
     if (options_.slow_nodes == nullptr) {
       ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
-                                     {"items", nlohmann::ordered_json::array()}};
-      for (const auto& v : options_.slow_nodes->Views()) {
-        if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+      absl::StatusOr<diagnosis::SlowNodeJobView> v =
+          ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
+      if (!v.ok()) {
+        ReplyError(res, v.status());
+      } else {
+        res.set_content(v->ToJson().dump(), kJson);
       }
-      res.set_content(body.dump(), kJson);
     }
-    CountRequest("/api/clusterd/v1/slownode", res.status);
+    CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.slow_nodes == nullptr) {
-            ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<diagnosis::SlowNodeJobView> v =
-                ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
-            if (!v.ok()) {
-              ReplyError(res, v.status());
-            } else {
-              res.set_content(v->ToJson().dump(), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
-        });
 
   // The slow-network detection (pingmesh, §7).
   s.Get(R"(/api/clusterd/v1/netfault)", [this](const httplib::Request&, httplib::Response& res) {
@@ -375,8 +393,7 @@ void HttpServer::RegisterRoutes() {
       return;
     }
     if (!name.empty()) {
-      absl::StatusOr<store::Object> obj = options_.store->Get(
-          store::ObjectKey{resource, ns, name});
+      absl::StatusOr<store::Object> obj = options_.store->Get(store::ObjectKey{resource, ns, name});
       if (!obj.ok()) return ReplyError(res, obj.status());
       res.set_content(obj->dump(), kJson);
       return;

@@ -1,5 +1,7 @@
 // clusterd as a user runs it: flags, the six services on one port, the HTTP endpoints,
 // bad start-up input, and a clean stop.
+#include "sim/clusterd_process.h"
+
 #include <filesystem>
 #include <fstream>
 
@@ -8,7 +10,6 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "recover.grpc.pb.h"
-#include "sim/clusterd_process.h"
 #include "test_env.h"
 
 namespace clusterd {
@@ -86,8 +87,7 @@ TEST(ClusterdProcess, HttpServesHealthReadinessMetricsAndTheStore) {
   EXPECT_EQ(metrics->status, 200);
   EXPECT_TRUE(absl::StrContains(metrics->get_header_value("Content-Type"), "version=0.0.4"));
   EXPECT_TRUE(absl::StrContains(
-      metrics->body,
-      "clusterd_grpc_requests_total{code=\"OK\",method=\"/Recover/HealthCheck\"} 1"))
+      metrics->body, "clusterd_grpc_requests_total{code=\"OK\",method=\"/Recover/HealthCheck\"} 1"))
       << metrics->body;
   EXPECT_TRUE(absl::StrContains(metrics->body, "# TYPE clusterd_grpc_requests_total counter"));
 
@@ -117,8 +117,9 @@ TEST(ClusterdProcess, AnUnusableStoreDirectoryIsAOneLineErrorAndNonZeroExit) {
 }
 
 TEST(ClusterdProcess, AnUnknownStoreSyntaxIsRefused) {
-  CommandResult r = RunCommand(std::string(CLUSTERD_BIN) +
-                               " --store sqlite:x --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0");
+  CommandResult r =
+      RunCommand(std::string(CLUSTERD_BIN) +
+                 " --store sqlite:x --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(r.output, "dir:PATH")) << r.output;
 }
