@@ -32,6 +32,7 @@ namespace clusterd::store {
 //   PATH/.lock                                flock(2)ed by every writer
 //   PATH/.resource-version                    store-wide version counter (decimal)
 //   PATH/.tmp/                                temp files, renamed into place
+//   PATH/.clusterd.lock                       flock(2)ed by clusterd alone (kClusterdLockFile)
 //
 // Several processes may share PATH. Writers serialise on the flock, allocate versions from the
 // counter file under it, re-read the object under it before checking a precondition, and
@@ -52,6 +53,9 @@ class DirStore final : public ObjectStore {
 
   static constexpr std::string_view kLockFile = ".lock";
   static constexpr std::string_view kVersionFile = ".resource-version";
+  // clusterd's claim on the directory (one clusterd per store; never taken by the store
+  // itself, nor by the agents and tools that share the directory): see InstanceLock.
+  static constexpr std::string_view kClusterdLockFile = ".clusterd.lock";
   // Where the store writes an object file before renaming it into place: outside every watched
   // directory, so that a write shows a watcher one rename instead of a create, a close and two
   // renames.
