@@ -63,6 +63,9 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
                              options.min_recv_ping_interval_without_data_ms);
   // Clients that ping a little early must not be cut off for it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // gRPC sets SO_REUSEPORT by default, so a second server on the port would listen beside the
+  // first and the kernel would spread new connections over the two: refuse a port in use.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
 
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

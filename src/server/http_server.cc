@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cluster/fault_centre.h"
@@ -166,6 +168,14 @@ int HttpCodeFor(absl::StatusCode code) {
 HttpServer::HttpServer(Options options)
     : options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
   if (options_.metrics == nullptr) options_.metrics = &MetricsRegistry::Default();
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second server on the port listens
+  // beside the first and the kernel spreads connections over the two. SO_REUSEADDR alone still
+  // lets a restarted clusterd bind while old connections linger in TIME_WAIT, and refuses a
+  // port another socket listens on.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {

@@ -210,6 +210,34 @@ TEST(ClusterdProcess, LeaderElectReplicasShareTheDirStoreAndKeepOutOneWithoutThe
   EXPECT_EQ(*(*leader)->Stop(), 0);
 }
 
+// One brain per port: no listening beside another process (SO_REUSEPORT would let clients
+// alternate between the two).
+TEST(ClusterdProcess, ASecondClusterdOnTheSameGrpcPortExitsNamingTheAddress) {
+  TempDir dir;
+  auto first = StartClusterd(dir, "memory");
+  ASSERT_NE(first, nullptr);
+  std::optional<Outcome> second =
+      RunClusterdToExit(dir, "second",
+                        {"--store", "memory", "--grpc-listen", first->grpc_address(),
+                         "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(second.has_value()) << "the second clusterd kept running";
+  EXPECT_NE(second->exit_code, 0) << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, first->grpc_address())) << second->output;
+}
+
+TEST(ClusterdProcess, ASecondClusterdOnTheSameHttpPortExitsNamingTheAddress) {
+  TempDir dir;
+  auto first = StartClusterd(dir, "memory");
+  ASSERT_NE(first, nullptr);
+  std::optional<Outcome> second =
+      RunClusterdToExit(dir, "second",
+                        {"--store", "memory", "--grpc-listen", "127.0.0.1:0", "--http-listen",
+                         first->http_address()});
+  ASSERT_TRUE(second.has_value()) << "the second clusterd kept running";
+  EXPECT_NE(second->exit_code, 0) << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, first->http_address())) << second->output;
+}
+
 TEST(ClusterdProcess, AnUnusableStoreDirectoryIsAOneLineErrorAndNonZeroExit) {
   TempDir dir;
   std::string file = dir.path() + "/not-a-dir";
