@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <exception>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cluster/fault_centre.h"
@@ -40,7 +42,9 @@ absl::string_view ReasonFor(absl::StatusCode code) {
   }
 }
 
-// Errors use the Kubernetes Status shape so kubectl-minded tools can read them.
+// Errors use the Kubernetes Status shape so kubectl-minded tools can read them. A message may
+// quote what the client sent, which need not be UTF-8: such bytes come out as U+FFFD (a strict
+// dump would throw, and the client get an empty 500).
 void ReplyError(httplib::Response& res, const absl::Status& status) {
   int code = HttpCodeFor(status.code());
   nlohmann::ordered_json body = {{"kind", "Status"},
@@ -50,7 +54,55 @@ void ReplyError(httplib::Response& res, const absl::Status& status) {
                                  {"reason", ReasonFor(status.code())},
                                  {"code", code}};
   res.status = code;
-  res.set_content(body.dump(), kJson);
+  res.set_content(body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),
+                  kJson);
+}
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool IsUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// `s` with every byte outside printable ASCII as \xHH: safe in a log line and a JSON message.
+std::string Escaped(absl::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out += ch;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 0xF]};
+    }
+  }
+  return out;
+}
+
+// Path segments arrive percent-decoded; what is not UTF-8 names nothing and is refused before
+// it reaches the store (or a JSON body).
+absl::Status CheckPathSegment(absl::string_view what, absl::string_view segment) {
+  if (IsUtf8(segment)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " \"", Escaped(segment), "\" in the path is not valid UTF-8"));
 }
 
 void CountRequest(absl::string_view route, int code) {
@@ -176,6 +228,24 @@ HttpServer::HttpServer(Options options)
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // A handler that throws would otherwise be an empty 500: say so in a Status body, log it and
+  // count it.
+  server_->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        LogError("http", "request handler failed", {{"path", Escaped(req.path)}, {"error", what}});
+        MetricsRegistry::Default()
+            .GetCounter("clusterd_http_handler_errors_total",
+                        "HTTP requests whose handler failed with an exception (answered 500).")
+            .Increment();
+        ReplyError(res, absl::InternalError(absl::StrCat("internal error: ", what)));
+      });
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
@@ -399,8 +469,16 @@ void HttpServer::RegisterRoutes() {
       return;
     }
     if (!store::IsKnownResource(resource)) {
-      ReplyError(res, absl::NotFoundError(absl::StrCat("unknown resource \"", resource, "\"")));
+      ReplyError(res,
+                 absl::NotFoundError(absl::StrCat("unknown resource \"", Escaped(resource), "\"")));
       return;
+    }
+    for (const auto& [what, segment] :
+         {std::pair<absl::string_view, absl::string_view>{"namespace", ns}, {"name", name}}) {
+      if (absl::Status s = CheckPathSegment(what, segment); !s.ok()) {
+        LogWarn("http", "bad request", {{"path", Escaped(req.path)}, {"error", s.message()}});
+        return ReplyError(res, s);
+      }
     }
     if (!name.empty()) {
       absl::StatusOr<store::Object> obj = options_.store->Get(store::ObjectKey{resource, ns, name});

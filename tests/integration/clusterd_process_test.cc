@@ -238,6 +238,35 @@ TEST(ClusterdProcess, ASecondClusterdOnTheSameHttpPortExitsNamingTheAddress) {
   EXPECT_TRUE(absl::StrContains(second->output, first->http_address())) << second->output;
 }
 
+// Bytes that are not UTF-8 in a path are a bad request with a Status body, like every other
+// error of the HTTP server.
+TEST(ClusterdProcess, HttpAnswersANameThatIsNotUtf8WithABadRequestStatus) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, "dir:" + dir.path() + "/state");
+  ASSERT_NE(proc, nullptr);
+  httplib::Client http("http://" + proc->http_address());
+  for (const char* path : {"/api/v1/namespaces/default/configmaps/%ff%fe",
+                           "/api/v1/namespaces/%ff/configmaps", "/api/v1/nodes/%ff"}) {
+    auto res = http.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 400) << path << ": " << res->body;
+    nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << path << ": " << res->body;
+    EXPECT_EQ(body.value("kind", ""), "Status") << res->body;
+    EXPECT_EQ(body.value("reason", ""), "BadRequest") << res->body;
+    EXPECT_EQ(body.value("code", 0), 400) << res->body;
+    EXPECT_FALSE(body.value("message", "").empty()) << res->body;
+  }
+  // An unknown resource spelt with such bytes is still a 404 Status; so is a name that is
+  // UTF-8 but no object's (as kubectl would be told).
+  for (const char* path : {"/api/v1/%ff", "/api/v1/namespaces/default/configmaps/Not_A_Name"}) {
+    auto res = http.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path << ": " << res->body;
+    EXPECT_TRUE(absl::StrContains(res->body, "\"kind\":\"Status\"")) << path << ": " << res->body;
+  }
+}
+
 TEST(ClusterdProcess, AnUnusableStoreDirectoryIsAOneLineErrorAndNonZeroExit) {
   TempDir dir;
   std::string file = dir.path() + "/not-a-dir";
