@@ -18,6 +18,8 @@
 #include "server/grpc_server.h"
 #include "server/http_server.h"
 #include "server/service_set.h"
+#include "store/dir/dir_store.h"
+#include "store/dir/instance_lock.h"
 #include "store/lease_lock.h"
 #include "store/object_store.h"
 
@@ -81,6 +83,26 @@ absl::StatusOr<std::unique_ptr<clusterd::store::LeaderElector>> AwaitLeadership(
   (*http)->Stop();
   return elector;
 }
+
+// One brain per dir store. Without --leader-elect, clusterd claims the directory alone: a second
+// one on it would act on the same objects beside the first. With --leader-elect the Lease
+// decides who serves, and the replicas share the claim; that still keeps out a clusterd that
+// would serve without asking the Lease. Other stores have no claim (kube: the Lease).
+absl::StatusOr<std::unique_ptr<clusterd::store::InstanceLock>> ClaimStore(
+    clusterd::store::ObjectStore& store, bool leader_elect) {
+  auto* dir = dynamic_cast<clusterd::store::DirStore*>(&store);
+  if (dir == nullptr) return nullptr;
+  using clusterd::store::InstanceLock;
+  absl::StatusOr<std::unique_ptr<InstanceLock>> lock = InstanceLock::Acquire(
+      absl::StrCat(dir->root(), "/", std::string(clusterd::store::DirStore::kClusterdLockFile)),
+      leader_elect ? InstanceLock::Mode::kShared : InstanceLock::Mode::kExclusive);
+  if (lock.ok() || !absl::IsFailedPrecondition(lock.status())) return lock;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "dir store ", dir->root(), " is in use by another clusterd: ", lock.status().message(),
+      leader_elect ? "; it runs without --leader-elect, so no replica can join it"
+                   : "; run one clusterd per store, or every replica with --leader-elect"));
+}
+
 }  // namespace
 
 #ifndef CLUSTERD_DEFAULT_DATA_DIR
@@ -205,6 +227,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<clusterd::store::ObjectStore>> store =
       clusterd::store::OpenStore(store_spec, store_options);
   if (!store.ok()) return Fail(store.status());
+  absl::StatusOr<std::unique_ptr<clusterd::store::InstanceLock>> store_claim =
+      ClaimStore(**store, leader_elect);
+  if (!store_claim.ok()) return Fail(store_claim.status());
   std::unique_ptr<clusterd::store::LeaderElector> elector;
   if (leader_elect) {
     auto led = AwaitLeadership(**store, leader_lease, http_listen, stop_signals);

@@ -1,10 +1,10 @@
-#include "absl/strings/string_view.h"
 #include "server/grpc_server.h"
 
 #include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/log.h"
 
 namespace clusterd::server {
@@ -63,18 +63,21 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
                              options.min_recv_ping_interval_without_data_ms);
   // Clients that ping a little early must not be cut off for it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // gRPC sets SO_REUSEPORT by default, so a second server on the port would listen beside the
+  // first and the kernel would spread new connections over the two: refuse a port in use.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
 
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
-                     " (address in use, not local, or not permitted)"));
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
+                                               " (address in use, not local, or not permitted)"));
   }
   HostPort actual = *hp;
   actual.port = bound_port;
   LogInfo("grpc", "serving", {{"address", actual.ToString()}, {"services", services.size()}});
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), actual.ToString(), bound_port));
+  return std::unique_ptr<GrpcServer>(
+      new GrpcServer(std::move(server), actual.ToString(), bound_port));
 }
 
 GrpcServer::~GrpcServer() { Shutdown(absl::Seconds(1)); }

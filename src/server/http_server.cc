@@ -1,7 +1,11 @@
-#include "absl/strings/string_view.h"
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
+#include <exception>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
 #include "common/log.h"
@@ -19,18 +23,28 @@ constexpr char kJson[] = "application/json";
 
 absl::string_view ReasonFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kNotFound: return "NotFound";
-    case absl::StatusCode::kInvalidArgument: return "BadRequest";
-    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
-    case absl::StatusCode::kAborted: return "Conflict";
-    case absl::StatusCode::kOutOfRange: return "Expired";
-    case absl::StatusCode::kUnavailable: return "ServiceUnavailable";
-    case absl::StatusCode::kUnimplemented: return "NotImplemented";
-    default: return "InternalError";
+    case absl::StatusCode::kNotFound:
+      return "NotFound";
+    case absl::StatusCode::kInvalidArgument:
+      return "BadRequest";
+    case absl::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case absl::StatusCode::kAborted:
+      return "Conflict";
+    case absl::StatusCode::kOutOfRange:
+      return "Expired";
+    case absl::StatusCode::kUnavailable:
+      return "ServiceUnavailable";
+    case absl::StatusCode::kUnimplemented:
+      return "NotImplemented";
+    default:
+      return "InternalError";
   }
 }
 
-// Errors use the Kubernetes Status shape so kubectl-minded tools can read them.
+// Errors use the Kubernetes Status shape so kubectl-minded tools can read them. A message may
+// quote what the client sent, which need not be UTF-8: such bytes come out as U+FFFD (a strict
+// dump would throw, and the client get an empty 500).
 void ReplyError(httplib::Response& res, const absl::Status& status) {
   int code = HttpCodeFor(status.code());
   nlohmann::ordered_json body = {{"kind", "Status"},
@@ -40,7 +54,55 @@ void ReplyError(httplib::Response& res, const absl::Status& status) {
                                  {"reason", ReasonFor(status.code())},
                                  {"code", code}};
   res.status = code;
-  res.set_content(body.dump(), kJson);
+  res.set_content(body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),
+                  kJson);
+}
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool IsUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc >> 6) != 0x2) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// `s` with every byte outside printable ASCII as \xHH: safe in a log line and a JSON message.
+std::string Escaped(absl::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out += ch;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 0xF]};
+    }
+  }
+  return out;
+}
+
+// Path segments arrive percent-decoded; what is not UTF-8 names nothing and is refused before
+// it reaches the store (or a JSON body).
+absl::Status CheckPathSegment(absl::string_view what, absl::string_view segment) {
+  if (IsUtf8(segment)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " \"", Escaped(segment), "\" in the path is not valid UTF-8"));
 }
 
 void CountRequest(absl::string_view route, int code) {
@@ -56,26 +118,25 @@ std::string Rfc3339(absl::Time t) {
 
 // The operator's view of a job record (clusterctl get jobs -o json).
 nlohmann::ordered_json JobJson(const cluster::JobRecord& r) {
-  return nlohmann::ordered_json{
-      {"jobId", r.job_id},
-      {"namespace", r.ns},
-      {"name", r.name},
-      {"kind", r.kind},
-      {"podGroup", r.pod_group_name},
-      {"framework", r.framework},
-      {"status", std::string(model::ToString(r.status))},
-      {"preDeleted", r.pre_deleted},
-      {"replicas", r.replicas},
-      {"pods", r.pod_count},
-      {"npus", r.rank_table.DeviceCount()},
-      {"rankTableStatus", r.rank_table.status},
-      {"summaryConfigMaps", r.total_cm_num},
-      {"resourceType", r.resource_type},
-      {"sid", r.sid},
-      {"multiInstanceJobId", r.multi_instance_job_id},
-      {"appType", r.app_type},
-      {"createTime", Rfc3339(r.create_time)},
-      {"deleteTime", r.pre_deleted ? Rfc3339(r.delete_time) : ""}};
+  return nlohmann::ordered_json{{"jobId", r.job_id},
+                                {"namespace", r.ns},
+                                {"name", r.name},
+                                {"kind", r.kind},
+                                {"podGroup", r.pod_group_name},
+                                {"framework", r.framework},
+                                {"status", std::string(model::ToString(r.status))},
+                                {"preDeleted", r.pre_deleted},
+                                {"replicas", r.replicas},
+                                {"pods", r.pod_count},
+                                {"npus", r.rank_table.DeviceCount()},
+                                {"rankTableStatus", r.rank_table.status},
+                                {"summaryConfigMaps", r.total_cm_num},
+                                {"resourceType", r.resource_type},
+                                {"sid", r.sid},
+                                {"multiInstanceJobId", r.multi_instance_job_id},
+                                {"appType", r.app_type},
+                                {"createTime", Rfc3339(r.create_time)},
+                                {"deleteTime", r.pre_deleted ? Rfc3339(r.delete_time) : ""}};
 }
 
 // <job> is a job id, or a job name (in `ns` when given; it must then be unique).
@@ -134,22 +195,57 @@ absl::StatusOr<diagnosis::SlowNodeJobView> ResolveSlowNode(
 
 int HttpCodeFor(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return 200;
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
     case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kAborted: return 409;
-    case absl::StatusCode::kOutOfRange: return 410;
-    case absl::StatusCode::kUnavailable: return 503;
-    case absl::StatusCode::kUnimplemented: return 501;
-    case absl::StatusCode::kResourceExhausted: return 429;
-    default: return 500;
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kOutOfRange:
+      return 410;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    default:
+      return 500;
   }
 }
 
 HttpServer::HttpServer(Options options)
     : options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
   if (options_.metrics == nullptr) options_.metrics = &MetricsRegistry::Default();
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second server on the port listens
+  // beside the first and the kernel spreads connections over the two. SO_REUSEADDR alone still
+  // lets a restarted clusterd bind while old connections linger in TIME_WAIT, and refuses a
+  // port another socket listens on.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // A handler that throws would otherwise be an empty 500: say so in a Status body, log it and
+  // count it.
+  server_->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        LogError("http", "request handler failed", {{"path", Escaped(req.path)}, {"error", what}});
+        MetricsRegistry::Default()
+            .GetCounter("clusterd_http_handler_errors_total",
+                        "HTTP requests whose handler failed with an exception (answered 500).")
+            .Increment();
+        ReplyError(res, absl::InternalError(absl::StrCat("internal error: ", what)));
+      });
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
@@ -210,7 +306,8 @@ void HttpServer::RegisterRoutes() {
   });
 
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(options_.metrics->RenderPrometheus(), "text/plain; version=0.0.4; charset=utf-8");
+    res.set_content(options_.metrics->RenderPrometheus(),
+                    "text/plain; version=0.0.4; charset=utf-8");
     CountRequest("/metrics", 200);
   });
 
@@ -226,7 +323,8 @@ void HttpServer::RegisterRoutes() {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      nlohmann::ordered_json body = {{"kind", "JobList"}, {"items", nlohmann::ordered_json::array()}};
+      nlohmann::ordered_json body = {{"kind", "JobList"},
+                                     {"items", nlohmann::ordered_json::array()}};
       for (const auto& r : options_.jobs->Jobs()) {
         if (ns.empty() || r.ns == ns) body["items"].push_back(JobJson(r));
       }
@@ -234,7 +332,8 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
     if (options_.jobs == nullptr) {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
@@ -248,24 +347,22 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.jobs == nullptr) {
-            ReplyError(res, absl::UnavailableError("no job registry is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<cluster::JobRecord> r =
-                ResolveJob(*options_.jobs, req.matches[1].str(), ns);
-            if (!r.ok()) {
-              ReplyError(res, r.status());
-            } else {
-              // The rank table exactly as the job summary carries it.
-              res.set_content(model::SerializeRankTable(r->rank_table), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/jobs/{job}/ranktable", res.status);
-        });
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)", [this](const httplib::Request& req,
+                                                             httplib::Response& res) {
+    if (options_.jobs == nullptr) {
+      ReplyError(res, absl::UnavailableError("no job registry is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+      if (!r.ok()) {
+        ReplyError(res, r.status());
+      } else {
+        // The rank table exactly as the job summary carries it.
+        res.set_content(model::SerializeRankTable(r->rank_table), kJson);
+      }
+    }
+    CountRequest("/api/clusterd/v1/jobs/{job}/ranktable", res.status);
+  });
 
   // The fault centre's view (clusterctl get faults).
   s.Get(R"(/api/clusterd/v1/faults)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -277,14 +374,15 @@ void HttpServer::RegisterRoutes() {
       nlohmann::ordered_json body = {{"kind", "FaultList"},
                                      {"items", nlohmann::ordered_json::array()}};
       for (const cluster::FaultViewRow& r : options_.faults->FaultRows(node, job)) {
-        body["items"].push_back({{"node", r.node},
-                                 {"npu", r.npu},
-                                 {"code", r.code},
-                                 {"level", r.level},
-                                 {"source", r.source},
-                                 {"since", r.since_ms > 0 ? Rfc3339(absl::FromUnixMillis(r.since_ms)) : ""},
-                                 {"sinceMs", r.since_ms},
-                                 {"jobs", r.jobs}});
+        body["items"].push_back(
+            {{"node", r.node},
+             {"npu", r.npu},
+             {"code", r.code},
+             {"level", r.level},
+             {"source", r.source},
+             {"since", r.since_ms > 0 ? Rfc3339(absl::FromUnixMillis(r.since_ms)) : ""},
+             {"sinceMs", r.since_ms},
+             {"jobs", r.jobs}});
       }
       res.set_content(body.dump(), kJson);
     }
@@ -292,65 +390,65 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The recovery controllers (clusterctl get recovery).
-  s.Get(R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(
+      R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.recovery == nullptr) {
+          ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
+        } else {
+          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+          res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+        }
+        CountRequest("/api/clusterd/v1/recovery", res.status);
+      });
+  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))", [this](const httplib::Request& req,
+                                                       httplib::Response& res) {
     if (options_.recovery == nullptr) {
       ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+      absl::StatusOr<nlohmann::ordered_json> job =
+          options_.recovery->RecoveryOf(req.matches[1].str(), ns);
+      if (!job.ok()) {
+        ReplyError(res, job.status());
+      } else {
+        res.set_content(job->dump(), kJson);
+      }
     }
-    CountRequest("/api/clusterd/v1/recovery", res.status);
+    CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.recovery == nullptr) {
-            ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<nlohmann::ordered_json> job =
-                options_.recovery->RecoveryOf(req.matches[1].str(), ns);
-            if (!job.ok()) {
-              ReplyError(res, job.status());
-            } else {
-              res.set_content(job->dump(), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
-        });
 
   // The slow-node detections (clusterctl get slownode).
-  s.Get(R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(
+      R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.slow_nodes == nullptr) {
+          ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
+        } else {
+          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+          nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
+                                         {"items", nlohmann::ordered_json::array()}};
+          for (const auto& v : options_.slow_nodes->Views()) {
+            if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+          }
+          res.set_content(body.dump(), kJson);
+        }
+        CountRequest("/api/clusterd/v1/slownode", res.status);
+      });
+  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))", [this](const httplib::Request& req,
+                                                       httplib::Response& res) {
     if (options_.slow_nodes == nullptr) {
       ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
-                                     {"items", nlohmann::ordered_json::array()}};
-      for (const auto& v : options_.slow_nodes->Views()) {
-        if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+      absl::StatusOr<diagnosis::SlowNodeJobView> v =
+          ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
+      if (!v.ok()) {
+        ReplyError(res, v.status());
+      } else {
+        res.set_content(v->ToJson().dump(), kJson);
       }
-      res.set_content(body.dump(), kJson);
     }
-    CountRequest("/api/clusterd/v1/slownode", res.status);
+    CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (options_.slow_nodes == nullptr) {
-            ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
-          } else {
-            const std::string ns =
-                req.has_param("namespace") ? req.get_param_value("namespace") : "";
-            absl::StatusOr<diagnosis::SlowNodeJobView> v =
-                ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
-            if (!v.ok()) {
-              ReplyError(res, v.status());
-            } else {
-              res.set_content(v->ToJson().dump(), kJson);
-            }
-          }
-          CountRequest("/api/clusterd/v1/slownode/{job}", res.status);
-        });
 
   // The slow-network detection (pingmesh, §7).
   s.Get(R"(/api/clusterd/v1/netfault)", [this](const httplib::Request&, httplib::Response& res) {
@@ -371,12 +469,19 @@ void HttpServer::RegisterRoutes() {
       return;
     }
     if (!store::IsKnownResource(resource)) {
-      ReplyError(res, absl::NotFoundError(absl::StrCat("unknown resource \"", resource, "\"")));
+      ReplyError(res,
+                 absl::NotFoundError(absl::StrCat("unknown resource \"", Escaped(resource), "\"")));
       return;
     }
+    for (const auto& [what, segment] :
+         {std::pair<absl::string_view, absl::string_view>{"namespace", ns}, {"name", name}}) {
+      if (absl::Status s = CheckPathSegment(what, segment); !s.ok()) {
+        LogWarn("http", "bad request", {{"path", Escaped(req.path)}, {"error", s.message()}});
+        return ReplyError(res, s);
+      }
+    }
     if (!name.empty()) {
-      absl::StatusOr<store::Object> obj = options_.store->Get(
-          store::ObjectKey{resource, ns, name});
+      absl::StatusOr<store::Object> obj = options_.store->Get(store::ObjectKey{resource, ns, name});
       if (!obj.ok()) return ReplyError(res, obj.status());
       res.set_content(obj->dump(), kJson);
       return;

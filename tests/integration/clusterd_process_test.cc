@@ -1,14 +1,21 @@
 // clusterd as a user runs it: flags, the six services on one port, the HTTP endpoints,
 // bad start-up input, and a clean stop.
+#include "sim/clusterd_process.h"
+
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "client/channel.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "nlohmann/json.hpp"
 #include "recover.grpc.pb.h"
-#include "sim/clusterd_process.h"
 #include "test_env.h"
 
 namespace clusterd {
@@ -26,6 +33,35 @@ std::unique_ptr<sim::ClusterdProcess> StartClusterd(const TempDir& dir, std::str
   auto proc = sim::ClusterdProcess::Start(options);
   EXPECT_TRUE(proc.ok()) << proc.status();
   return proc.ok() ? std::move(*proc) : nullptr;
+}
+
+// Runs clusterd with `args` (after the binary) and waits for it to exit, at most `timeout`; a
+// clusterd still running then is killed and reported as nullopt, so that a test expecting a
+// refusal fails instead of hanging.
+struct Outcome {
+  int exit_code;
+  std::string output;
+};
+std::optional<Outcome> RunClusterdToExit(const TempDir& dir, const std::string& name,
+                                         std::vector<std::string> args,
+                                         absl::Duration timeout = absl::Seconds(15)) {
+  Subprocess::Options spawn;
+  spawn.argv = {CLUSTERD_BIN};
+  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+  spawn.stdout_path = spawn.stderr_path = dir.path() + "/" + name + ".log";
+  absl::StatusOr<Subprocess> child = Subprocess::Start(spawn);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return std::nullopt;
+  absl::StatusOr<int> code = child->Wait(timeout);
+  if (!code.ok()) {
+    child->Signal(SIGKILL);
+    (void)child->Wait(absl::Seconds(10));
+    return std::nullopt;
+  }
+  std::ifstream log(spawn.stdout_path);
+  std::stringstream text;
+  text << log.rdbuf();
+  return Outcome{*code, text.str()};
 }
 
 TEST(ClusterdProcess, ServesHealthCheckAndStopsCleanlyOnSigterm) {
@@ -86,8 +122,7 @@ TEST(ClusterdProcess, HttpServesHealthReadinessMetricsAndTheStore) {
   EXPECT_EQ(metrics->status, 200);
   EXPECT_TRUE(absl::StrContains(metrics->get_header_value("Content-Type"), "version=0.0.4"));
   EXPECT_TRUE(absl::StrContains(
-      metrics->body,
-      "clusterd_grpc_requests_total{code=\"OK\",method=\"/Recover/HealthCheck\"} 1"))
+      metrics->body, "clusterd_grpc_requests_total{code=\"OK\",method=\"/Recover/HealthCheck\"} 1"))
       << metrics->body;
   EXPECT_TRUE(absl::StrContains(metrics->body, "# TYPE clusterd_grpc_requests_total counter"));
 
@@ -105,6 +140,133 @@ TEST(ClusterdProcess, HttpServesHealthReadinessMetricsAndTheStore) {
   EXPECT_EQ(bad_selector->status, 400) << bad_selector->body;
 }
 
+// One brain per store: a second clusterd on the same dir store is refused, naming the first.
+TEST(ClusterdProcess, ASecondClusterdOnTheSameDirStoreExitsNamingTheFirst) {
+  TempDir dir;
+  const std::string state = dir.path() + "/state";
+  auto first = StartClusterd(dir, "dir:" + state);
+  ASSERT_NE(first, nullptr);
+  std::optional<Outcome> second = RunClusterdToExit(
+      dir, "second",
+      {"--store", "dir:" + state, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(second.has_value()) << "the second clusterd kept running";
+  EXPECT_EQ(second->exit_code, 1) << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, absl::StrCat("pid ", first->process().pid())))
+      << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, state)) << second->output;
+  EXPECT_TRUE(std::filesystem::exists(state + "/.clusterd.lock"));
+
+  // Once the first has stopped, the store is free again.
+  auto rc = first->Stop();
+  ASSERT_TRUE(rc.ok()) << rc.status();
+  EXPECT_EQ(*rc, 0);
+  auto third = StartClusterd(dir, "dir:" + state);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(*third->Stop(), 0);
+}
+
+// With --leader-elect the Lease decides among replicas on one dir store: a second replica
+// waits as a follower (the claim is shared), and a clusterd without the flag is refused.
+TEST(ClusterdProcess, LeaderElectReplicasShareTheDirStoreAndKeepOutOneWithoutTheFlag) {
+  TempDir dir;
+  const std::string state = dir.path() + "/state";
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.store = "dir:" + state;
+  options.work_dir = dir.path() + "/leader";
+  options.extra_args = {"--leader-elect"};
+  auto leader = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(leader.ok()) << leader.status();
+
+  Subprocess::Options spawn;
+  spawn.argv = {CLUSTERD_BIN,    "--store",     "dir:" + state,  "--leader-elect",
+                "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"};
+  spawn.stdout_path = spawn.stderr_path = dir.path() + "/follower.log";
+  absl::StatusOr<Subprocess> follower = Subprocess::Start(spawn);
+  ASSERT_TRUE(follower.ok()) << follower.status();
+  auto follower_log = [&] {
+    std::ifstream log(spawn.stdout_path);
+    std::stringstream text;
+    text << log.rdbuf();
+    return text.str();
+  };
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!absl::StrContains(follower_log(), "waiting for the leader lease")) {
+    ASSERT_TRUE(follower->Running()) << follower_log();
+    ASSERT_LT(absl::Now(), deadline) << follower_log();
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+
+  std::optional<Outcome> alone = RunClusterdToExit(
+      dir, "alone",
+      {"--store", "dir:" + state, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(alone.has_value()) << "a clusterd without --leader-elect kept running";
+  EXPECT_EQ(alone->exit_code, 1) << alone->output;
+  EXPECT_TRUE(absl::StrContains(alone->output, ".clusterd.lock is held by pid")) << alone->output;
+  EXPECT_TRUE(follower->Running()) << follower_log();
+
+  follower->Signal(SIGTERM);
+  EXPECT_EQ(*follower->Wait(absl::Seconds(15)), 0) << follower_log();
+  EXPECT_EQ(*(*leader)->Stop(), 0);
+}
+
+// One brain per port: no listening beside another process (SO_REUSEPORT would let clients
+// alternate between the two).
+TEST(ClusterdProcess, ASecondClusterdOnTheSameGrpcPortExitsNamingTheAddress) {
+  TempDir dir;
+  auto first = StartClusterd(dir, "memory");
+  ASSERT_NE(first, nullptr);
+  std::optional<Outcome> second =
+      RunClusterdToExit(dir, "second",
+                        {"--store", "memory", "--grpc-listen", first->grpc_address(),
+                         "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(second.has_value()) << "the second clusterd kept running";
+  EXPECT_NE(second->exit_code, 0) << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, first->grpc_address())) << second->output;
+}
+
+TEST(ClusterdProcess, ASecondClusterdOnTheSameHttpPortExitsNamingTheAddress) {
+  TempDir dir;
+  auto first = StartClusterd(dir, "memory");
+  ASSERT_NE(first, nullptr);
+  std::optional<Outcome> second =
+      RunClusterdToExit(dir, "second",
+                        {"--store", "memory", "--grpc-listen", "127.0.0.1:0", "--http-listen",
+                         first->http_address()});
+  ASSERT_TRUE(second.has_value()) << "the second clusterd kept running";
+  EXPECT_NE(second->exit_code, 0) << second->output;
+  EXPECT_TRUE(absl::StrContains(second->output, first->http_address())) << second->output;
+}
+
+// Bytes that are not UTF-8 in a path are a bad request with a Status body, like every other
+// error of the HTTP server.
+TEST(ClusterdProcess, HttpAnswersANameThatIsNotUtf8WithABadRequestStatus) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, "dir:" + dir.path() + "/state");
+  ASSERT_NE(proc, nullptr);
+  httplib::Client http("http://" + proc->http_address());
+  for (const char* path : {"/api/v1/namespaces/default/configmaps/%ff%fe",
+                           "/api/v1/namespaces/%ff/configmaps", "/api/v1/nodes/%ff"}) {
+    auto res = http.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 400) << path << ": " << res->body;
+    nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << path << ": " << res->body;
+    EXPECT_EQ(body.value("kind", ""), "Status") << res->body;
+    EXPECT_EQ(body.value("reason", ""), "BadRequest") << res->body;
+    EXPECT_EQ(body.value("code", 0), 400) << res->body;
+    EXPECT_FALSE(body.value("message", "").empty()) << res->body;
+  }
+  // An unknown resource spelt with such bytes is still a 404 Status; so is a name that is
+  // UTF-8 but no object's (as kubectl would be told).
+  for (const char* path : {"/api/v1/%ff", "/api/v1/namespaces/default/configmaps/Not_A_Name"}) {
+    auto res = http.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path << ": " << res->body;
+    EXPECT_TRUE(absl::StrContains(res->body, "\"kind\":\"Status\"")) << path << ": " << res->body;
+  }
+}
+
 TEST(ClusterdProcess, AnUnusableStoreDirectoryIsAOneLineErrorAndNonZeroExit) {
   TempDir dir;
   std::string file = dir.path() + "/not-a-dir";
@@ -117,8 +279,9 @@ TEST(ClusterdProcess, AnUnusableStoreDirectoryIsAOneLineErrorAndNonZeroExit) {
 }
 
 TEST(ClusterdProcess, AnUnknownStoreSyntaxIsRefused) {
-  CommandResult r = RunCommand(std::string(CLUSTERD_BIN) +
-                               " --store sqlite:x --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0");
+  CommandResult r =
+      RunCommand(std::string(CLUSTERD_BIN) +
+                 " --store sqlite:x --grpc-listen 127.0.0.1:0 --http-listen 127.0.0.1:0");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(r.output, "dir:PATH")) << r.output;
 }

@@ -3,10 +3,16 @@
 
 #include "store/dir/dir_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <set>
 #include <sstream>
 #include <string>
@@ -61,6 +67,26 @@ ObjectKey CmKey(std::string ns, std::string name) {
 
 uint64_t BadFiles(std::string_view reason) { return DirStore::BadFilesCounter(reason).Value(); }
 
+// A writer holding a FIFO open, so that a reader's open(2) of it returns at once: what a test
+// uses to free a store stuck opening one. Held until the store is gone (a writer's close is
+// another inotify event, which would send a stuck watcher back into open).
+class FifoWriter {
+ public:
+  FifoWriter() = default;
+  FifoWriter(const FifoWriter&) = delete;
+  FifoWriter& operator=(const FifoWriter&) = delete;
+  ~FifoWriter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  // Succeeds only while a reader has the FIFO open (or is blocked opening it).
+  void Open(const std::string& fifo) {
+    if (fd_ < 0) fd_ = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 class DirStoreTest : public ::testing::Test {
  protected:
   void SetUp() override { store_ = Open(); }
@@ -90,6 +116,7 @@ class DirStoreTest : public ::testing::Test {
 
   TempDir tmp_;
   std::string root_ = tmp_.path() + "/state";
+  FifoWriter fifo_writer_;  // closed after store_ is destroyed
   std::unique_ptr<DirStore> store_;
 };
 
@@ -441,6 +468,136 @@ TEST_F(DirStoreTest, FilesWithoutIdentityAreAdoptedAtStartup) {
   EXPECT_TRUE(store_->Get(ObjectKey{"nodes", "", "node-1"}).ok());
   EXPECT_EQ(ReadFile(root_ + "/.resource-version"),
             store_->List(kNodes, {})->resource_version + "\n");
+}
+
+// Opens the store at `root` on another thread, giving up after a while: a store that waits on
+// something in the directory must fail the test, not hang it. `unblock` is called on timeout
+// so that the opening thread can finish (and the future be destroyed).
+absl::StatusOr<std::unique_ptr<DirStore>> OpenWithin(const std::string& root,
+                                                     const std::function<void()>& unblock) {
+  auto opened = std::async(std::launch::async, [&] { return DirStore::Open(root); });
+  if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    unblock();
+    (void)opened.get();
+    return absl::DeadlineExceededError("opening the store did not finish within 10 s");
+  }
+  return opened.get();
+}
+
+TEST_F(DirStoreTest, AFifoNamedLikeAnObjectFileIsSkippedAtStartUpNotWaitedFor) {
+  store_.reset();
+  WriteExternally(CmPath("default", "fine"), "{}");
+  std::string fifo = CmPath("default", "pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  uint64_t unreadable = BadFiles("unreadable");
+  auto store = OpenWithin(root_, [&] { fifo_writer_.Open(fifo); });
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(BadFiles("unreadable"), unreadable + 1);
+  EXPECT_EQ((*store)->Get(CmKey("default", "pipe")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*store)->Get(CmKey("default", "fine")).ok());
+}
+
+TEST_F(DirStoreTest, AFifoRenamedIntoPlaceIsSkippedAndWritesGoOn) {
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  uint64_t unreadable = BadFiles("unreadable");
+  std::string fifo = CmPath("default", "pipe");
+  std::string staged = root_ + "/.tmp/pipe";
+  ASSERT_EQ(mkfifo(staged.c_str(), 0644), 0) << std::strerror(errno);
+  fs::create_directories(fs::path(fifo).parent_path());
+  fs::rename(staged, fifo);  // IN_MOVED_TO: the watcher reads it
+  auto written = std::async(std::launch::async, [&] {
+    return store_->Create(kConfigMaps, ConfigMap("default", "after")).status();
+  });
+  if (written.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    fifo_writer_.Open(fifo);
+    FAIL() << "a write waited for the watcher, stuck on a FIFO";
+  }
+  EXPECT_TRUE(written.get().ok());
+  Barrier(log);
+  EXPECT_EQ(BadFiles("unreadable"), unreadable + 1);
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED after", "ADDED barrier"));
+}
+
+// A link out of the state directory would put objects beyond the writers' lock, the temp
+// directory's file system and the watches: the store follows it neither way.
+TEST_F(DirStoreTest, ASymlinkedNamespaceDirectoryIsRefusedOnReadAndOnWrite) {
+  store_.reset();
+  std::string elsewhere = tmp_.path() + "/elsewhere";
+  WriteExternally(elsewhere + "/outside.json", R"({"apiVersion": "v1", "kind": "ConfigMap"})");
+  const std::string outside_text = ReadFile(elsewhere + "/outside.json");
+  fs::create_directories(root_ + "/configmaps");
+  fs::create_directory_symlink(elsewhere, root_ + "/configmaps/linked");
+  uint64_t symlinks = BadFiles("symlink");
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+
+  // Read: skipped at start-up, reported once.
+  EXPECT_EQ(store_->Get(CmKey("linked", "outside")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadFile(elsewhere + "/outside.json"), outside_text);  // not adopted through the link
+  EXPECT_EQ(BadFiles("symlink"), symlinks + 1);
+
+  // Write: refused, naming the link.
+  absl::StatusOr<Object> created = store_->Create(kConfigMaps, ConfigMap("linked", "inside"));
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(created.status().message()), HasSubstr(root_ + "/configmaps/linked"));
+  EXPECT_THAT(std::string(created.status().message()), HasSubstr("symbolic link"));
+  EXPECT_FALSE(fs::exists(elsewhere + "/inside.json"));
+  EXPECT_FALSE(store_->Patch(CmKey("linked", "outside"), {{"data", {{"k", "v"}}}}).ok());
+  EXPECT_EQ(ReadFile(elsewhere + "/outside.json"), outside_text);
+  EXPECT_EQ(BadFiles("symlink"), symlinks + 1);  // the same link, reported once
+
+  // A link made while the store runs is treated the same.
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  fs::create_directory_symlink(elsewhere, root_ + "/configmaps/late");
+  Barrier(log);
+  EXPECT_EQ(BadFiles("symlink"), symlinks + 2);
+  EXPECT_EQ(store_->Get(CmKey("late", "outside")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->Create(kConfigMaps, ConfigMap("late", "inside")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(fs::exists(elsewhere + "/inside.json"));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED barrier"));
+}
+
+TEST_F(DirStoreTest, TempFilesLeftByAKilledWriterAreRemovedAtStartUp) {
+  store_.reset();
+  // What a store killed between creating its temp file and the rename leaves behind: the file
+  // name (shortened if long), the writer's pid, a sequence number.
+  std::ofstream(root_ + "/.tmp/.a.json.4242.7.tmp") << "{";
+  std::ofstream(root_ + "/.tmp/." + std::string(128, 'b') + ".4242.8.tmp") << "{";
+  // Someone else's file (a script staging a rename, docs/store-layout.md) is not the store's.
+  std::ofstream(root_ + "/.tmp/.settings.json.tmp") << "{}";
+  uint64_t removed = DirStore::TempFilesRemovedCounter().Value();
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_THAT(Entries(root_ + "/.tmp"), ElementsAre(".settings.json.tmp"));
+  EXPECT_EQ(DirStore::TempFilesRemovedCounter().Value(), removed + 2);
+  ASSERT_TRUE(store_->Create(kNodes, Node("node-1")).ok());
+  EXPECT_THAT(Entries(root_ + "/.tmp"), ElementsAre(".settings.json.tmp"));
+}
+
+TEST_F(DirStoreTest, ALongNameFitsTheFileSystemsNameLimit) {
+  // 250 characters: with ".json" the file name is NAME_MAX (255) exactly.
+  const std::string name(250, 'a');
+  absl::StatusOr<Object> created = store_->Create(kConfigMaps, ConfigMap("default", name));
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE(store_->Patch(CmKey("default", name), {{"data", {{"k", "v"}}}}).ok());
+  EXPECT_TRUE(fs::exists(CmPath("default", name)));
+  store_.reset();
+  store_ = Open();
+  absl::StatusOr<Object> read = store_->Get(CmKey("default", name));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ((*read)["data"]["k"], "v");
+  EXPECT_EQ(UidOf(*read), UidOf(*created));
+
+  // Longer names are valid in Kubernetes (253) but have no file: a clear refusal.
+  absl::StatusOr<Object> too_long =
+      store_->Create(kConfigMaps, ConfigMap("default", std::string(251, 'b')));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(too_long.status().message()), HasSubstr("at most 250"));
 }
 
 TEST_F(DirStoreTest, AMissingDirectoryIsCreated) {

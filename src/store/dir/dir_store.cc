@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -36,6 +38,14 @@ constexpr std::string_view kReasonMalformed = "malformed";
 constexpr std::string_view kReasonNotObject = "not_object";
 constexpr std::string_view kReasonPathMismatch = "path_mismatch";
 constexpr std::string_view kReasonInvalid = "invalid";
+constexpr std::string_view kReasonSymlink = "symlink";
+
+// The longest object name with a file: NAME_MAX less ".json".
+constexpr size_t kMaxFileObjectName = NAME_MAX - kJsonSuffix.size();
+// How much of the object's file name a temp file's name keeps (for an operator looking into
+// PATH/.tmp), leaving room for pid, sequence and suffix within NAME_MAX.
+constexpr size_t kTempNameKeep = 128;
+constexpr std::string_view kTempSuffix = ".tmp";
 
 absl::Status ErrnoError(int err, std::string_view path, std::string_view what) {
   return absl::ErrnoToStatus(err, Cat("dir store ", path, ": ", what));
@@ -81,21 +91,47 @@ absl::Status WriteAll(int fd, std::string_view text, const std::string& path) {
   return absl::OkStatus();
 }
 
+// Whether `digits` is a non-empty run of decimal digits.
+bool AllDigits(std::string_view digits) {
+  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// A temp file name as WriteFileAtomically makes them: ".<file name, shortened>.<pid>.<n>.tmp".
+// Older versions kept the whole file name, which the pattern covers too.
+bool IsStoreTempName(std::string_view name) {
+  if (name.size() < 2 || name.front() != '.' || !name.ends_with(kTempSuffix)) return false;
+  name.remove_suffix(kTempSuffix.size());
+  for (int part = 0; part < 2; ++part) {  // <n>, then <pid>
+    size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !AllDigits(name.substr(dot + 1))) return false;
+    name = name.substr(0, dot);
+  }
+  return !name.empty();  // the leading dot remains
+}
+
 // Replaces dir/name atomically: a temp file in `temp_dir` (same file system, not watched),
 // fsync, rename, fsync of the directory. `written` receives the file's stat (the inode survives
-// the rename).
+// the rename). The caller holds the writers' flock, so a temp file of the same name can only be
+// one left by a writer that died (a pid is reused, e.g. pid 1 in a container): it is replaced.
 absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
                                  std::string_view name, std::string_view text,
                                  struct stat* written) {
   static std::atomic<uint64_t> sequence{0};
   std::string final_path = JoinPath(dir, name);
-  std::string temp_path =
-      JoinPath(temp_dir, Cat(".", name, ".", getpid(), ".", sequence.fetch_add(1), ".tmp"));
-  int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // Not the whole name: a 250-character object name is a 255-byte file name already.
+  std::string temp_path = JoinPath(temp_dir, Cat(".", name.substr(0, kTempNameKeep), ".", getpid(),
+                                                 ".", sequence.fetch_add(1), kTempSuffix));
+  auto create = [&] {
+    return open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  };
+  int fd = create();
   if (fd < 0 && errno == ENOENT && mkdir(temp_dir.c_str(), 0755) == 0) {
     // Someone removed the temp directory while the store ran: make it again.
-    fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd = create();
   }
+  if (fd < 0 && errno == EEXIST && unlink(temp_path.c_str()) == 0) fd = create();
   if (fd < 0) return ErrnoError(errno, temp_path, "cannot create");
   absl::Status status = WriteAll(fd, text, temp_path);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
@@ -111,12 +147,28 @@ absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string&
   return FsyncDir(dir);
 }
 
+// Whether `path` is a symbolic link that leads to a directory (one the layout would otherwise
+// descend into).
+bool IsSymlinkToDir(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::Status SymlinkError(const std::string& path) {
+  return absl::FailedPreconditionError(
+      Cat("dir store ", path,
+          ": is a symbolic link; the store does not follow links out of its directory"));
+}
+
 // mkdir that tolerates an existing directory; true if it created one.
+// A symbolic link is refused, even to a directory (see DirStore::SymlinkedDirOf).
 absl::StatusOr<bool> MakeDir(const std::string& path) {
   if (mkdir(path.c_str(), 0755) == 0) return true;
   if (errno != EEXIST) return ErrnoError(errno, path, "cannot create directory");
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return ErrnoError(errno, path, "cannot stat");
+  if (lstat(path.c_str(), &st) != 0) return ErrnoError(errno, path, "cannot stat");
+  if (S_ISLNK(st.st_mode)) return SymlinkError(path);
   if (!S_ISDIR(st.st_mode)) return ErrnoError(ENOTDIR, path, "cannot create directory");
   return false;
 }
@@ -170,6 +222,12 @@ Counter& DirStore::BadFilesCounter(std::string_view reason) {
   return MetricsRegistry::Default().GetCounter(
       kBadFilesMetric, "Files in a dir store that were skipped because they are not valid objects.",
       {{"reason", std::string(reason)}});
+}
+
+Counter& DirStore::TempFilesRemovedCounter() {
+  return MetricsRegistry::Default().GetCounter(
+      kTempFilesRemovedMetric,
+      "Temp files of writers that died mid-write, removed from a dir store at start-up.");
 }
 
 absl::StatusOr<std::unique_ptr<DirStore>> DirStore::Open(std::string path) {
@@ -234,6 +292,7 @@ absl::Status DirStore::Init() {
     if (!WatchDir(WatchedDir{root_, "", std::nullopt})) {
       return ErrnoError(errno, root_, "cannot watch directory");
     }
+    RemoveStaleTempFiles();
     KeySet keys;
     ScanAll(&keys);
     Sync(keys, /*loading=*/true);
@@ -246,6 +305,59 @@ std::string DirStore::PathOf(const ObjectKey& key) const {
   std::string dir = JoinPath(root_, key.resource);
   if (!key.ns.empty()) dir = JoinPath(dir, key.ns);
   return JoinPath(dir, Cat(key.name, kJsonSuffix));
+}
+
+std::string DirStore::SymlinkedDirOf(const ObjectKey& key) const {
+  std::string dir = JoinPath(root_, key.resource);
+  if (IsSymlinkToDir(dir)) return dir;
+  if (key.ns.empty()) return "";
+  dir = JoinPath(dir, key.ns);
+  return IsSymlinkToDir(dir) ? dir : "";
+}
+
+void DirStore::ReportSymlink(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return;  // gone already
+  FileSignature signature{st.st_ino, st.st_size, st.st_mtim};
+  auto it = bad_files_.find(path);
+  if (it != bad_files_.end() && it->second == signature) return;  // already reported
+  bad_files_[path] = signature;
+  LogWarn(kComponent, "skipping symbolic link to a directory",
+          {{"path", path},
+           {"reason", kReasonSymlink},
+           {"detail", "the store does not follow links out of its directory"}});
+  BadFilesCounter(kReasonSymlink).Increment();
+}
+
+absl::Status DirStore::CheckWritable(const ObjectKey& key) {
+  if (key.name.size() > kMaxFileObjectName) {
+    return absl::InvalidArgumentError(
+        Cat(key.ToString(), ": a name of ", key.name.size(),
+            " characters has no file in a dir store (names of at most ", kMaxFileObjectName,
+            " characters: the file name, with \".json\", is limited to ", NAME_MAX, " bytes)"));
+  }
+  if (std::string link = SymlinkedDirOf(key); !link.empty()) {
+    ReportSymlink(link);
+    return SymlinkError(link);
+  }
+  return absl::OkStatus();
+}
+
+void DirStore::RemoveStaleTempFiles() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(temp_dir_, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!IsStoreTempName(name) || !entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
+    std::string path = entry.path().string();
+    if (unlink(path.c_str()) != 0) {
+      LogWarn(kComponent, "cannot remove a stale temp file",
+              {{"path", path}, {"error", std::strerror(errno)}});
+      continue;
+    }
+    LogWarn(kComponent, "removed a temp file left by a writer that died mid-write",
+            {{"path", path}});
+    TempFilesRemovedCounter().Increment();
+  }
 }
 
 // --- Reads -----------------------------------------------------------------------------------
@@ -267,6 +379,7 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> DirStore::Watch(std::string_view re
 
 absl::StatusOr<Object> DirStore::Write(const ObjectKey& key, Decide decide) {
   absl::MutexLock lock(&write_mu_);
+  if (absl::Status s = CheckWritable(key); !s.ok()) return s;
   FileLock flock(lock_fd_);
   if (absl::Status s = flock.status(root_); !s.ok()) return s;
   CatchUp(key);
@@ -312,6 +425,7 @@ absl::StatusOr<Object> DirStore::Patch(const ObjectKey& key, const Object& merge
 absl::Status DirStore::Delete(const ObjectKey& key, std::string_view resource_version) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
   absl::MutexLock lock(&write_mu_);
+  if (absl::Status s = CheckWritable(key); !s.ok()) return s;
   FileLock flock(lock_fd_);
   if (absl::Status s = flock.status(root_); !s.ok()) return s;
   CatchUp(key);
@@ -429,7 +543,12 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key) const {
     read.detail = std::move(detail);
     return std::move(read);
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Below a linked directory nothing exists for the store (see SymlinkedDirOf); this catches a
+  // directory replaced by a link while the store runs.
+  if (!SymlinkedDirOf(key).empty()) return read;  // kAbsent
+  // O_NONBLOCK: opening a FIFO (or a device) named like an object file must not wait for a
+  // writer; such a file is skipped below as not regular.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return read;  // kAbsent
     return bad(kReasonUnreadable, std::strerror(errno));
@@ -701,6 +820,7 @@ void DirStore::ScanAll(KeySet* dirty) {
 
 void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
   std::string path = JoinPath(root_, resource);
+  if (IsSymlinkToDir(path)) return ReportSymlink(path);
   // Watch first, then list: a file landing in between is seen twice, never missed.
   if (!WatchDir(WatchedDir{path, resource, std::nullopt})) return;
   std::error_code ec;
@@ -711,7 +831,7 @@ void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
       if (auto object_name = ObjectNameOf(name)) {
         dirty->insert(ObjectKey{resource, "", *object_name});
       }
-    } else if (entry.is_directory(ec)) {
+    } else if (entry.is_directory(ec)) {  // follows links: ScanNamespaceDir refuses them
       ScanNamespaceDir(resource, name, dirty);
     }
   }
@@ -719,6 +839,7 @@ void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
 
 void DirStore::ScanNamespaceDir(const std::string& resource, const std::string& ns, KeySet* dirty) {
   std::string path = JoinPath(JoinPath(root_, resource), ns);
+  if (IsSymlinkToDir(path)) return ReportSymlink(path);
   if (!WatchDir(WatchedDir{path, resource, ns})) return;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
@@ -789,9 +910,18 @@ bool DirStore::ReadEvents(KeySet* dirty) {
         }
         continue;
       }
+      if (is_root || (is_resource_dir && !IsClusterScoped(dir.resource))) {
+        // Not a directory, where the layout has directories: a link to one is reported (and
+        // not followed, as at start-up); anything else is ignored.
+        if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && (!is_root || IsKnownResource(name))) {
+          if (std::string child = JoinPath(dir.path, name); IsSymlinkToDir(child)) {
+            ReportSymlink(child);
+          }
+        }
+        continue;
+      }
       // A plain IN_CREATE may be a file still being written: wait for its close or rename.
       if (!(ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE))) continue;
-      if (is_root || (is_resource_dir && !IsClusterScoped(dir.resource))) continue;
       if (auto object_name = ObjectNameOf(name)) {
         dirty->insert(ObjectKey{dir.resource, dir.ns.value_or(""), *object_name});
       }

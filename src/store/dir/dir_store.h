@@ -31,6 +31,8 @@ namespace clusterd::store {
 //   PATH/<resource>/<name>.json               cluster-scoped objects (nodes)
 //   PATH/.lock                                flock(2)ed by every writer
 //   PATH/.resource-version                    store-wide version counter (decimal)
+//   PATH/.tmp/                                temp files, renamed into place
+//   PATH/.clusterd.lock                       flock(2)ed by clusterd alone (kClusterdLockFile)
 //
 // Several processes may share PATH. Writers serialise on the flock, allocate versions from the
 // counter file under it, re-read the object under it before checking a precondition, and
@@ -51,6 +53,9 @@ class DirStore final : public ObjectStore {
 
   static constexpr std::string_view kLockFile = ".lock";
   static constexpr std::string_view kVersionFile = ".resource-version";
+  // clusterd's claim on the directory (one clusterd per store; never taken by the store
+  // itself, nor by the agents and tools that share the directory): see InstanceLock.
+  static constexpr std::string_view kClusterdLockFile = ".clusterd.lock";
   // Where the store writes an object file before renaming it into place: outside every watched
   // directory, so that a write shows a watcher one rename instead of a create, a close and two
   // renames.
@@ -58,6 +63,8 @@ class DirStore final : public ObjectStore {
   // Larger files are skipped as bad.
   static constexpr size_t kMaxFileSize = 1 << 20;
   static constexpr std::string_view kBadFilesMetric = "clusterd_store_bad_files_total";
+  static constexpr std::string_view kTempFilesRemovedMetric =
+      "clusterd_store_temp_files_removed_total";
 
   // Creates PATH if missing. Fails (one line naming PATH and the errno text) if it cannot be
   // created or written.
@@ -80,8 +87,10 @@ class DirStore final : public ObjectStore {
   std::string PathOf(const ObjectKey& key) const;
 
   // The Counter of bad files skipped for `reason` (malformed, too_large, not_object,
-  // path_mismatch, invalid, unreadable).
+  // path_mismatch, invalid, unreadable, symlink).
   static Counter& BadFilesCounter(std::string_view reason);
+  // The Counter of temp files left in kTempDir by a writer that died, removed at start-up.
+  static Counter& TempFilesRemovedCounter();
 
  private:
   // What a directory under watch is: the root, a resource directory or a namespace directory.
@@ -129,6 +138,18 @@ class DirStore final : public ObjectStore {
   FileRead ReadObjectFile(const ObjectKey& key) const;
   void ReportBadFile(const std::string& path, const FileRead& read)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The resource or namespace directory of `key` that is a symbolic link to a directory, or
+  // "". The store follows such links neither when reading nor when writing: they would put
+  // objects outside the writers' flock, the temp directory's file system and the watches.
+  std::string SymlinkedDirOf(const ObjectKey& key) const;
+  // Logs and counts (reason "symlink") a linked directory, once per version of the link.
+  void ReportSymlink(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Before a write of `key`: a name too long for a file, or a linked directory on its path, is
+  // refused with the reason.
+  absl::Status CheckWritable(const ObjectKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // At start-up, under the flock (so no live writer has a temp file): removes the temp files
+  // that writers killed mid-write left in kTempDir.
+  void RemoveStaleTempFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   // inotify: the thread, reading the queue, (un)watching directories.
   void WatchLoop();
