@@ -256,6 +256,26 @@ TEST_F(FaultCentreIntegrationTest, PublicFaultsAreValidatedMergedAndListed) {
     EXPECT_EQ(resp.info(), "check public fault info failed, error: invalid version");
   }
   {
+    ::PublicFaultRequest early = req;
+    early.set_timestamp(1735689599999);  // 1 ms before 2025-01-01T00:00:00Z
+    grpc::ClientContext ctx;
+    ::RespStatus resp;
+    ASSERT_TRUE(pub->SendPublicFault(&ctx, early, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(resp.info(),
+              "check public fault info failed, error: invalid timestamp, can not before "
+              "2025/01/01T00:00:00Z");
+  }
+  {
+    ::PublicFaultRequest none = req;
+    none.clear_faults();
+    grpc::ClientContext ctx;
+    ::RespStatus resp;
+    ASSERT_TRUE(pub->SendPublicFault(&ctx, none, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(resp.info(), "check public fault info failed, error: invalid faults length");
+  }
+  {
     ::PublicFaultRequest unknown = req;
     unknown.set_resource("nobody");
     grpc::ClientContext ctx;
