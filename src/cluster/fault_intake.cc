@@ -5,7 +5,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/status_util.h"
 #include "model/config_map_names.h"
 #include "model/device_info.h"
@@ -134,7 +133,7 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
         continue;
       }
       const std::string entry_level = !f.fault_level.empty() ? f.fault_level : f.fault_handling;
-      std::vector<std::string> codes = absl::StrSplit(f.fault_code, ',');
+      std::vector<std::string> codes = model::SplitFaultCodes(f.fault_code);
       for (std::string& code : codes) {
         NpuFault nf;
         nf.fault_type = f.fault_type;
@@ -144,7 +143,8 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
           if (!m->second.fault_level.empty()) nf.level = m->second.fault_level;
           nf.fault_time = m->second.fault_time;
         }
-        if (code.empty() && nf.level == model::FaultLevelName(model::FaultLevel::kManuallySeparateNPU)) {
+        if (code.empty() &&
+            nf.level == model::FaultLevelName(model::FaultLevel::kManuallySeparateNPU)) {
           code = std::string(kPseudoCodeManuallySeparate);
           nf.fault_time = -1;
         }
@@ -152,8 +152,8 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
         if (!seen.emplace(nf.fault_type, nf.npu_name, nf.code).second) continue;
         d.faults.push_back(std::move(nf));
         if (d.faults.size() > limits.max_faults_per_node) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "configmap ", name, ": more than ", limits.max_faults_per_node, " faults"));
+          return absl::ResourceExhaustedError(absl::StrCat("configmap ", name, ": more than ",
+                                                           limits.max_faults_per_node, " faults"));
         }
       }
     }
@@ -162,7 +162,8 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
   auto sw_it = data.find(std::string(model::kSwitchInfoCfgKey));
   if (sw_it != data.end() && !sw_it->second.empty()) {
     absl::StatusOr<model::SwitchInfo> info = model::ParseSwitchInfo(sw_it->second);
-    if (!info.ok()) return Annotate(info.status(), absl::StrCat("configmap ", name, " SwitchInfoCfg"));
+    if (!info.ok())
+      return Annotate(info.status(), absl::StrCat("configmap ", name, " SwitchInfoCfg"));
     SwitchRecord sw;
     sw.node = d.node;
     sw.cm_name = absl::StrCat(Sv(model::kSwitchInfoPrefix), d.node);
@@ -171,7 +172,8 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
       for (const std::string& text : *sw.info.fault_code) {
         absl::StatusOr<model::SwitchFaultEvent> event = model::ParseSwitchFaultEvent(text);
         if (!event.ok()) {
-          out.dropped.push_back(absl::StrCat("unparsable switch fault event: ", event.status().message()));
+          out.dropped.push_back(
+              absl::StrCat("unparsable switch fault event: ", event.status().message()));
           continue;
         }
         sw.events.push_back(*std::move(event));

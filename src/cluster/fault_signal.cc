@@ -81,9 +81,9 @@ FaultMsgSignal BuildFaultMsgSignal(const std::string& job_id,
         state = std::max(state, LevelStateRank(e->level));
         if (!e->code.empty()) codes.emplace_back(e->code, e->level);
         if (e->device_type == kDeviceTypeSwitch) {
-          dev.switch_fault_infos.push_back(SwitchFaultSignalInfo{
-              e->code, e->switch_chip_id, e->switch_port_id, std::to_string(e->fault_time_ms),
-              e->level});
+          dev.switch_fault_infos.push_back(
+              SwitchFaultSignalInfo{e->code, e->switch_chip_id, e->switch_port_id,
+                                    std::to_string(e->fault_time_ms), e->level});
         }
       }
       if (codes.size() > 1) {
@@ -123,16 +123,30 @@ FaultMsgSignal BuildFaultMsgSignal(const std::string& job_id,
   return msg;
 }
 
-std::vector<FaultDevice> FaultServiceEntries(const JobFaultRanks& faults) {
+std::vector<FaultDevice> FaultQueryEntries(const JobFaultRanks& faults) {
   std::vector<FaultDevice> out;
   out.reserve(faults.devices.size() + faults.filtered_devices.size());
-  for (const auto* list : {&faults.devices, &faults.filtered_devices}) {
-    for (const FaultDevice& d : *list) {
-      if (d.level == "NotHandleFault") continue;
-      out.push_back(d);
-    }
-  }
+  out.insert(out.end(), faults.devices.begin(), faults.devices.end());
+  out.insert(out.end(), faults.filtered_devices.begin(), faults.filtered_devices.end());
   return out;
+}
+
+std::vector<FaultDevice> FaultServiceEntries(const JobFaultRanks& faults) {
+  std::vector<FaultDevice> out = FaultQueryEntries(faults);
+  std::erase_if(out, [](const FaultDevice& d) { return d.level == "NotHandleFault"; });
+  return out;
+}
+
+std::string FaultQueryNotFoundInfo(const std::string& job_id) {
+  return "job with jobId: " + job_id + " not found fault info";
+}
+
+JobFaultQueryAnswer AnswerJobFaultQuery(const std::string& job_id, bool job_known,
+                                        const JobFaultRanks* faults) {
+  if (!job_known) return {FaultQueryNotFoundInfo(job_id), std::nullopt};
+  std::vector<FaultDevice> entries;
+  if (faults != nullptr) entries = FaultQueryEntries(*faults);
+  return {std::string(kFaultQueryAllInfo), BuildFaultMsgSignal(job_id, entries)};
 }
 
 FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nodes) {
@@ -190,7 +204,7 @@ FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nod
             std::to_string(e.switch_port_id), std::to_string(e.alarm_raised_time), level});
       }
       dev.fault_level = sw.info.node_status.empty() ? std::string(kHealthy) : sw.info.node_status;
-      node_state = std::max(node_state, dev.fault_level == kUnHealthy      ? 2
+      node_state = std::max(node_state, dev.fault_level == kUnHealthy ? 2
                                         : dev.fault_level == kHealthy ? 0
                                                                       : 1);
       node.fault_devices.push_back(std::move(dev));
@@ -211,7 +225,7 @@ FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nod
         } else {
           dev.fault_level = std::string(kHealthy);
         }
-        node_state = std::max(node_state, dev.fault_level == kUnHealthy      ? 2
+        node_state = std::max(node_state, dev.fault_level == kUnHealthy ? 2
                                           : dev.fault_level == kHealthy ? 0
                                                                         : 1);
         node.fault_devices.push_back(std::move(dev));

@@ -3,6 +3,7 @@
 // The Fault service's messages (jobs-ranktable-diagnosis.md §4.3, §4.6) as plain data, and the
 // pure functions that build them. The server turns them into fault.FaultMsgSignal.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,19 +62,38 @@ int LevelStateRank(std::string_view level);
 std::string_view StateName(int rank);
 
 // §4.3: builds the message of `job_id` from its fault entries (uuid left empty).
-FaultMsgSignal BuildFaultMsgSignal(const std::string& job_id, const std::vector<FaultDevice>& entries);
+FaultMsgSignal BuildFaultMsgSignal(const std::string& job_id,
+                                   const std::vector<FaultDevice>& entries);
 FaultMsgSignal NormalSignal(const std::string& job_id);
 
-// The entries the Fault service shows for a job: its devices and the custom-filtered ones,
-// NotHandleFault dropped (§7.6).
+// The entries GetFaultMsgSignal shows for a job: its devices and the custom-filtered ones, every
+// level (the original answers from the unfiltered fault ranks, NotHandleFault included).
+std::vector<FaultDevice> FaultQueryEntries(const JobFaultRanks& faults);
+// The entries the Fault service streams for a job: FaultQueryEntries with NotHandleFault dropped
+// (§7.6).
 std::vector<FaultDevice> FaultServiceEntries(const JobFaultRanks& faults);
+
+// GetFaultMsgSignal's texts for one job (§4.1).
+inline constexpr std::string_view kFaultQueryAllInfo = "all info returned";
+std::string FaultQueryNotFoundInfo(const std::string& job_id);
+
+struct JobFaultQueryAnswer {
+  std::string info;
+  std::optional<FaultMsgSignal> signal;  // uuid left empty: the caller stamps it
+};
+// GetFaultMsgSignal for one valid job id, as the original answers it: a job the registry does not
+// know is "not found" with no signal; a known one gets "all info returned" with the message built
+// from FaultQueryEntries(*faults) (null: the centre has no snapshot yet), which is `normal` with
+// no nodes, like the stream's `normal` message, when the job has no entries.
+JobFaultQueryAnswer AnswerJobFaultQuery(const std::string& job_id, bool job_known,
+                                        const JobFaultRanks* faults);
 
 // §4.6: one node's inputs to the cluster-wide view.
 struct ClusterNodeFaults {
   std::string node_name;
   std::string node_ip;
   std::string node_sn;
-  const DeviceRecord* device = nullptr;        // processed
+  const DeviceRecord* device = nullptr;         // processed
   const SwitchRecord* switch_record = nullptr;  // processed
   const NodeRecord* node_record = nullptr;      // processed
   bool node_ready = true;

@@ -66,8 +66,8 @@ size_t FaultSubscriptions::ServedJobs() const {
 }
 
 std::vector<FaultSubscriptions::Delivery> FaultSubscriptions::OfferLocked(Publisher& p,
-                                                                         const std::string& key,
-                                                                         FaultMsgSignal signal) {
+                                                                          const std::string& key,
+                                                                          FaultMsgSignal signal) {
   auto it = p.last_sent.find(signal.job_id);
   if (it != p.last_sent.end() && it->second.SameContent(signal)) return {};
   p.last_sent[signal.job_id] = signal;
@@ -129,7 +129,7 @@ std::vector<FaultSubscriptions::Delivery> FaultSubscriptions::RefreshLocked(
 }
 
 std::vector<FaultSubscriptions::Delivery> FaultSubscriptions::Update(const JobFaultRanks& faults,
-                                                                    const JobExistsFn& exists) {
+                                                                     const JobExistsFn& exists) {
   absl::MutexLock lock(&mu_);
   const std::string& id = faults.job_id;
   std::vector<FaultDevice> entries = FaultServiceEntries(faults);
@@ -175,13 +175,6 @@ std::vector<FaultSubscriptions::Delivery> FaultSubscriptions::JobGone(
     for (auto& d : more) out.push_back(std::move(d));
   }
   return out;
-}
-
-std::optional<FaultMsgSignal> FaultSubscriptions::Current(const std::string& job_id) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<FaultDevice> list = EntriesLocked(job_id);
-  if (list.empty()) return std::nullopt;
-  return BuildFaultMsgSignal(job_id, list);
 }
 
 }  // namespace clusterd::cluster

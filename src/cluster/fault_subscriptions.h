@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,7 +31,7 @@ class FaultSubscriptions {
     int32_t code = 0;  // 0, 402, 500
     std::string info;
     bool rpc_error = false;
-    std::string publisher;         // on success
+    std::string publisher;          // on success
     std::vector<Delivery> initial;  // the job's current message, when it has faults
   };
   // Does a job record with this id exist, or a MindIE record with MultiInstanceJobId = id and
@@ -46,7 +45,8 @@ class FaultSubscriptions {
   static std::string NormaliseJobId(const std::string& job_id);
 
   // §4.1 Register (role already checked non-empty by the caller).
-  Registration Register(const std::string& job_id, const std::string& role, const JobKnownFn& known);
+  Registration Register(const std::string& job_id, const std::string& role,
+                        const JobKnownFn& known);
   bool IsRegistered(const std::string& job_id, const std::string& role) const;
   // Whether any publisher serves `job_id` (used for the MindIE implicit custom filter, §7.3).
   bool Serves(const std::string& job_id) const;
@@ -57,8 +57,6 @@ class FaultSubscriptions {
   // The job record is gone: cluster publishers forget it, per-job publishers get `normal`.
   std::vector<Delivery> JobGone(const std::string& job_id, const std::string& multi_instance_id);
 
-  // GetFaultMsgSignal for one job: nullopt when the job has no fault entries.
-  std::optional<FaultMsgSignal> Current(const std::string& job_id) const;
   size_t ServedJobs() const;
 
  private:

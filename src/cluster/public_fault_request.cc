@@ -13,8 +13,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 namespace gj = model::go_json;
 
-constexpr int64_t kMinTimestampMs = 1735689600000;  // 2025-01-01T00:00:00Z
-constexpr int64_t kMaxTimestampMs = 9999999999999;  // 13 digits
+constexpr int64_t kMinTimestampMs = 1735689600000;     // 2025-01-01T00:00:00Z
+constexpr int64_t kMinThirteenDigits = 1000000000000;  // the smallest 13-digit value
+constexpr int64_t kMaxTimestampMs = 9999999999999;     // 13 digits
 
 bool IsIdChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -26,6 +27,13 @@ bool ValidId(std::string_view id) {
 }
 
 bool ValidTime(int64_t t) { return t >= kMinTimestampMs && t <= kMaxTimestampMs; }
+
+// The original first wants 13 decimal digits, then a time not before 2025, and says which.
+std::optional<std::string_view> TimestampProblem(int64_t t) {
+  if (t < kMinThirteenDigits || t > kMaxTimestampMs) return "invalid timestamp";
+  if (t < kMinTimestampMs) return "invalid timestamp, can not before 2025/01/01T00:00:00Z";
+  return std::nullopt;
+}
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
@@ -50,7 +58,8 @@ absl::Status ReadInt32Array(const Json& obj, std::string_view key, std::vector<i
   CLUSTERD_RETURN_IF_ERROR(gj::ReadInt64Array(obj, key, &values));
   for (int64_t v : values) {
     if (v < INT32_MIN || v > INT32_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat(absl::string_view(key.data(), key.size()), ": ", v, " does not fit int32"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(absl::string_view(key.data(), key.size()), ": ", v, " does not fit int32"));
     }
     out->push_back(static_cast<int32_t>(v));
   }
@@ -111,7 +120,8 @@ std::optional<std::string> PublicFaultConfig::LevelOf(std::string_view code) con
 
 absl::StatusOr<PublicFaultConfig> ParsePublicFaultConfig(std::string_view text) {
   CLUSTERD_ASSIGN_OR_RETURN(Json parsed, ParseJson(text, "public fault configuration"));
-  if (!parsed.is_object()) return absl::InvalidArgumentError("public fault configuration is not an object");
+  if (!parsed.is_object())
+    return absl::InvalidArgumentError("public fault configuration is not an object");
   PublicFaultConfig config;
   auto codes = parsed.find("publicFaultCode");
   if (codes == parsed.end() || !codes->is_object()) {
@@ -147,10 +157,11 @@ PublicFaultVerdict ValidatePublicFaultRequest(const PublicFaultRequest& request,
     return v;
   };
   if (!ValidId(request.id)) return reject("invalid id");
-  if (!ValidTime(request.timestamp)) return reject("invalid timestamp");
+  if (auto problem = TimestampProblem(request.timestamp)) return reject(*problem);
   if (request.version != "1.0") return reject("invalid version");
   if (config.resources.count(request.resource) == 0) return reject("invalid resource");
-  if (request.faults.empty() || request.faults.size() > 100) return reject("invalid faults number");
+  // A request without `faults` (absent or null) has none.
+  if (request.faults.empty() || request.faults.size() > 100) return reject("invalid faults length");
 
   for (const PublicFaultItem& f : request.faults) {
     auto drop = [&](std::string_view reason) {

@@ -1,6 +1,9 @@
 #include "model/device_fault.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/canonical_json.h"
 #include "common/json_util.h"
 #include "common/status_util.h"
@@ -72,6 +75,12 @@ absl::StatusOr<DeviceFault> DeviceFaultFromJson(const ordered_json& value) {
     }
   }
   return f;
+}
+
+std::vector<std::string> SplitFaultCodes(std::string_view fault_code) {
+  std::string stripped(fault_code);
+  stripped.erase(std::remove(stripped.begin(), stripped.end(), ' '), stripped.end());
+  return absl::StrSplit(stripped, ',');
 }
 
 absl::StatusOr<std::vector<DeviceFault>> ParseDeviceFaults(std::string_view text) {

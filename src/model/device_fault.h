@@ -33,7 +33,7 @@ struct DeviceFault {
   std::string large_model_fault_level;
   std::string fault_level;
   std::string fault_handling;
-  std::string fault_code;  // comma-joined upper-case hex, may be ""
+  std::string fault_code;  // comma-joined upper-case hex, may be "" (read with SplitFaultCodes)
   FaultTimeAndLevelMap fault_time_and_level_map;
   bool operator==(const DeviceFault&) const = default;
 };
@@ -49,5 +49,10 @@ absl::StatusOr<std::vector<DeviceFault>> ParseDeviceFaults(std::string_view text
 absl::StatusOr<DeviceFault> DeviceFaultFromJson(const nlohmann::ordered_json& value);
 absl::StatusOr<FaultTimeAndLevelMap> FaultTimeAndLevelMapFromJson(
     const nlohmann::ordered_json& value);
+
+// The codes of a `fault_code` field, as ClusterD reads them: every space removed, then split at
+// commas (some writers pad the codes: "80E01801      ,  80C98009    " is two codes). Keys of
+// fault_time_and_level_map are looked up with these. "" gives one empty code.
+std::vector<std::string> SplitFaultCodes(std::string_view fault_code);
 
 }  // namespace clusterd::model

@@ -19,7 +19,8 @@ bool ValidQueryJobId(const std::string& id) {
   for (size_t i = 0; i + 2 < id.size(); ++i) {
     const auto b0 = static_cast<unsigned char>(id[i]);
     if ((b0 & 0xF0) != 0xE0) continue;
-    const uint32_t cp = ((b0 & 0x0F) << 12) | ((static_cast<unsigned char>(id[i + 1]) & 0x3F) << 6) |
+    const uint32_t cp = ((b0 & 0x0F) << 12) |
+                        ((static_cast<unsigned char>(id[i + 1]) & 0x3F) << 6) |
                         (static_cast<unsigned char>(id[i + 2]) & 0x3F);
     if (cp >= 0x4E00 && cp <= 0x9FA5) return false;
   }
@@ -86,7 +87,9 @@ void FaultService::OnJobFaults(const cluster::JobFaultRanks& faults) {
     absl::MutexLock lock(&mu_);
     instance_of_[faults.job_id] = faults.multi_instance_job_id;
   }
-  auto exists = [this](const std::string& id) { return centre_ != nullptr && centre_->JobExists(id); };
+  auto exists = [this](const std::string& id) {
+    return centre_ != nullptr && centre_->JobExists(id);
+  };
   Deliver(subscriptions_.Update(faults, exists));
 }
 
@@ -141,8 +144,8 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
   auto mailbox = hub_.Find(key);
   if (mailbox == nullptr || !subscriptions_.IsRegistered(job_id, request->role())) {
     return RefuseStream<::fault::FaultMsgSignal>(
-        method, Refusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
-                        method));
+        method,
+        Refusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()), method));
   }
   RecordRpc(method, grpc::StatusCode::OK);
   return hub_.Subscribe(mailbox, nullptr);
@@ -178,15 +181,19 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
       response->set_info(absl::StrCat("job with jobId: ", job_id, " is invalid"));
       return Refusal(response->info(), method::kFaultGetFaultMsgSignal);
     }
-    std::optional<cluster::FaultMsgSignal> signal = subscriptions_.Current(job_id);
+    // The original answers from the job fault ranks of every job the registry holds, unfiltered:
+    // a healthy job is "all info returned" too, and NotHandleFault entries are shown.
+    const bool known = centre_ != nullptr && centre_->JobExists(job_id);
+    std::optional<cluster::JobFaultRanks> faults;
+    if (known) faults = centre_->JobFaults(job_id);
+    cluster::JobFaultQueryAnswer answer =
+        cluster::AnswerJobFaultQuery(job_id, known, faults.has_value() ? &*faults : nullptr);
     response->set_code(200);
-    if (!signal.has_value()) {
-      response->set_info(absl::StrCat("job with jobId: ", job_id, " not found fault info"));
-      return grpc::Status::OK;
+    response->set_info(answer.info);
+    if (answer.signal.has_value()) {
+      answer.signal->uuid = cluster::NewJobUuid();
+      *response->mutable_faultsignal() = ToProto(*answer.signal);
     }
-    signal->uuid = cluster::NewJobUuid();
-    response->set_info("all info returned");
-    *response->mutable_faultsignal() = ToProto(*signal);
     return grpc::Status::OK;
   });
 }

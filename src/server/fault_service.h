@@ -25,8 +25,9 @@ namespace clusterd::server {
 // messages are queued in the publisher's mailbox (StreamHub, bounded; a full mailbox drops the
 // new message and counts it) and streamed to its SubscribeFaultMsgSignal call. Register opens a
 // fresh mailbox (ending the previous publisher's stream) and queues the job's current message
-// when it has faults. GetFaultMsgSignal answers from the same state (the cluster view from the
-// centre, cached 3 s).
+// when it has faults. GetFaultMsgSignal asks the centre: for a job id, whether the job exists and
+// its last snapshot, unfiltered (cluster::AnswerJobFaultQuery); with no job id, the cluster view
+// (cached 3 s).
 class FaultService final : public ::fault::Fault::CallbackService,
                            public cluster::JobFaultSink,
                            private GatedService {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "../unit/cluster/fault_test_util.h"
 #include "../unit/cluster/job_test_objects.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -112,7 +113,8 @@ class FaultCentreIntegrationTest : public ::testing::Test {
     if (cm.is_discarded() || !cm.contains("data")) return "";
     return cm["data"].value(name, "");
   }
-  bool WaitClusterInfo(const std::string& name, const std::function<bool(const std::string&)>& pred) {
+  bool WaitClusterInfo(const std::string& name,
+                       const std::function<bool(const std::string&)>& pred) {
     const absl::Time deadline = absl::Now() + kWait;
     while (absl::Now() < deadline) {
       if (pred(ClusterInfo(name))) return true;
@@ -124,11 +126,23 @@ class FaultCentreIntegrationTest : public ::testing::Test {
   void StartAgent(const std::string& script) {
     const std::string path = dir_.path() + "/faults.jsonl";
     std::ofstream(path) << script;
-    std::vector<std::string> argv = {NPU_AGENT_BIN, "--node", "node-b", "--store", "dir:" + state_,
-                                     "--npus", "8", "--fault-source", "script:" + path};
+    std::vector<std::string> argv = {NPU_AGENT_BIN, "--node",         "node-b",
+                                     "--store",     "dir:" + state_,  "--npus",
+                                     "8",           "--fault-source", "script:" + path};
     auto proc = Subprocess::Start({argv, dir_.path() + "/agent.out", dir_.path() + "/agent.err"});
     ASSERT_TRUE(proc.ok()) << proc.status();
     agent_.emplace(*std::move(proc));
+  }
+
+  ::fault::FaultQueryResult Query(const std::string& job_id) {
+    ::fault::ClientInfo info;
+    info.set_jobid(job_id);
+    info.set_role("taskd");
+    grpc::ClientContext ctx;
+    ::fault::FaultQueryResult result;
+    grpc::Status st = fault_->GetFaultMsgSignal(&ctx, info, &result);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return result;
   }
 
   TempDir dir_;
@@ -140,7 +154,8 @@ class FaultCentreIntegrationTest : public ::testing::Test {
 };
 
 #ifdef NPU_AGENT_BIN
-TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscriberAndClearsOnRecovery) {
+TEST_F(FaultCentreIntegrationTest,
+       NpuAgentSeparateNpuFaultReachesShardSubscriberAndClearsOnRecovery) {
   WriteRunningJob();
 
   ::fault::ClientInfo info;
@@ -214,13 +229,66 @@ TEST_F(FaultCentreIntegrationTest, NpuAgentSeparateNpuFaultReachesShardSubscribe
     return !v.empty() && !absl::StrContains(v, "A2301001");
   })) << ClusterInfo("cluster-info-device-0");
   {
-    grpc::ClientContext ctx;
-    ::fault::FaultQueryResult result;
-    ASSERT_TRUE(fault_->GetFaultMsgSignal(&ctx, info, &result).ok());
-    EXPECT_EQ(result.info(), absl::StrCat("job with jobId: ", kJobUid, " not found fault info"));
+    ::fault::FaultQueryResult result = Query(kJobUid);
+    EXPECT_EQ(result.info(), "all info returned");
+    EXPECT_EQ(result.faultsignal().signaltype(), "normal");
   }
 }
 #endif
+
+// GetFaultMsgSignal as the original answers it: a job the registry knows gets "all info returned"
+// even when healthy (a `normal` signal like the stream's), an unknown one "not found".
+TEST_F(FaultCentreIntegrationTest, GetFaultMsgSignalAnswersAHealthyKnownJobWithANormalSignal) {
+  WriteRunningJob();
+  ::fault::FaultQueryResult result = Query(kJobUid);
+  EXPECT_EQ(result.code(), 200);
+  EXPECT_EQ(result.info(), "all info returned");
+  ASSERT_TRUE(result.has_faultsignal());
+  EXPECT_EQ(result.faultsignal().jobid(), kJobUid);
+  EXPECT_EQ(result.faultsignal().signaltype(), "normal");
+  EXPECT_EQ(result.faultsignal().nodefaultinfo_size(), 0);
+  EXPECT_FALSE(result.faultsignal().uuid().empty());
+
+  ::fault::FaultQueryResult unknown = Query("no-such-job-0001");
+  EXPECT_EQ(unknown.code(), 200);
+  EXPECT_EQ(unknown.info(), "job with jobId: no-such-job-0001 not found fault info");
+  EXPECT_FALSE(unknown.has_faultsignal());
+}
+
+// The query shows every level of the job's faults: NotHandleFault entries too (only the streams
+// drop them).
+TEST_F(FaultCentreIntegrationTest, GetFaultMsgSignalShowsAJobsNotHandleFaults) {
+  WriteRunningJob();
+  cluster::testing::NodeSpec node;
+  node.node = "node-b";
+  node.faults = {
+      cluster::testing::ChipFault("Ascend910-3", "NotHandleFault", {{"80E21007", 1741056919000}})};
+  WriteObject("configmaps", cluster::testing::DeviceInfoConfigMap(node));
+
+  ::fault::FaultQueryResult result;
+  const absl::Time deadline = absl::Now() + kWait;
+  while (absl::Now() < deadline) {
+    result = Query(kJobUid);
+    if (result.faultsignal().nodefaultinfo_size() > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // under the 10/s query limit
+  }
+  EXPECT_EQ(result.code(), 200);
+  EXPECT_EQ(result.info(), "all info returned");
+  EXPECT_EQ(result.faultsignal().jobid(), kJobUid);
+  EXPECT_EQ(result.faultsignal().signaltype(), "fault");
+  ASSERT_EQ(result.faultsignal().nodefaultinfo_size(), 1);
+  const auto& n = result.faultsignal().nodefaultinfo(0);
+  EXPECT_EQ(n.nodename(), "node-b");
+  EXPECT_EQ(n.faultlevel(), "Healthy");
+  ASSERT_EQ(n.faultdevice_size(), 1);
+  EXPECT_EQ(n.faultdevice(0).deviceid(), "3");
+  EXPECT_EQ(n.faultdevice(0).devicetype(), "NPU");
+  EXPECT_EQ(n.faultdevice(0).faultlevel(), "Healthy");
+  ASSERT_EQ(n.faultdevice(0).faultcodes_size(), 1);
+  EXPECT_EQ(n.faultdevice(0).faultcodes(0), "80E21007");
+  ASSERT_EQ(n.faultdevice(0).faultlevels_size(), 1);
+  EXPECT_EQ(n.faultdevice(0).faultlevels(0), "NotHandleFault");
+}
 
 TEST_F(FaultCentreIntegrationTest, PublicFaultsAreValidatedMergedAndListed) {
   WriteObject("nodes", ReadyNode("node-1", "192.168.0.21", "SN-1"));
@@ -254,6 +322,26 @@ TEST_F(FaultCentreIntegrationTest, PublicFaultsAreValidatedMergedAndListed) {
     ASSERT_TRUE(pub->SendPublicFault(&ctx, bad, &resp).ok());
     EXPECT_EQ(resp.code(), 409);
     EXPECT_EQ(resp.info(), "check public fault info failed, error: invalid version");
+  }
+  {
+    ::PublicFaultRequest early = req;
+    early.set_timestamp(1735689599999);  // 1 ms before 2025-01-01T00:00:00Z
+    grpc::ClientContext ctx;
+    ::RespStatus resp;
+    ASSERT_TRUE(pub->SendPublicFault(&ctx, early, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(resp.info(),
+              "check public fault info failed, error: invalid timestamp, can not before "
+              "2025/01/01T00:00:00Z");
+  }
+  {
+    ::PublicFaultRequest none = req;
+    none.clear_faults();
+    grpc::ClientContext ctx;
+    ::RespStatus resp;
+    ASSERT_TRUE(pub->SendPublicFault(&ctx, none, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(resp.info(), "check public fault info failed, error: invalid faults length");
   }
   {
     ::PublicFaultRequest unknown = req;

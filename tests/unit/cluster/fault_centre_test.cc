@@ -61,8 +61,8 @@ class FaultCentreTest : public ::testing::Test {
   // Writes `object` to the store and tells the centre, as the watch would.
   void Put(std::string_view resource, Json object) {
     const store::ObjectKey key = store::KeyOf(resource, object);
-    absl::StatusOr<store::Object> stored = store_.Get(key).ok() ? store_.Update(resource, object)
-                                                                : store_.Create(resource, object);
+    absl::StatusOr<store::Object> stored =
+        store_.Get(key).ok() ? store_.Update(resource, object) : store_.Create(resource, object);
     ASSERT_TRUE(stored.ok()) << stored.status();
     if (centre_ != nullptr) {
       centre_->Observe(resource, store::WatchEvent{store::WatchEventType::kModified, *stored});
@@ -90,7 +90,8 @@ class FaultCentreTest : public ::testing::Test {
 };
 
 NodeSpec FaultyNode(const std::string& node, const std::string& npu = "Ascend910-3",
-                    const std::string& level = "SeparateNPU", const std::string& code = "80E01801") {
+                    const std::string& level = "SeparateNPU",
+                    const std::string& code = "80E01801") {
   NodeSpec s;
   s.node = node;
   s.faults = {ChipFault(npu, level, {{code, kStart - 1000}})};
@@ -227,7 +228,8 @@ TEST_F(FaultCentreTest, PublicFaultFloodFromOneSenderIsLimited) {
   StartCentre();
   int limited = 0;
   for (int i = 0; i < 120; ++i) {
-    PublicFaultVerdict v = centre_->SendPublicFault(Pub("occur", "node-1", "fault-" + std::to_string(1000 + i)));
+    PublicFaultVerdict v =
+        centre_->SendPublicFault(Pub("occur", "node-1", "fault-" + std::to_string(1000 + i)));
     if (v.code == 410) {
       ++limited;
       EXPECT_EQ(v.info, "limiter work by resource failed");
@@ -250,13 +252,14 @@ TEST_F(FaultCentreTest, PublicFaultConfigMapIsAppliedAndMalformedOnesCounted) {
   const std::string request =
       R"({"id":"a1b2c3d4-0001","timestamp":1741056920000,"version":"1.0","resource":"CCAE","faults":[{"faultId":"fault-0001","faultType":"NPU","faultCode":"220001001","faultTime":1741056919000,"assertion":"occur","influence":[{"nodeName":"node-1","deviceIds":[2]}]}]})";
   Put("configmaps", testing::ConfigMapObject("default", "my-faults", {{"PublicFault", request}},
-                                            {{"mc-consumer-publicfault", "true"}}));
+                                             {{"mc-consumer-publicfault", "true"}}));
   centre_->ProcessReady();
   centre_->FlushWrites();
-  EXPECT_NE(ClusterInfo("cluster-info-device-0").find(R"(\"npu_name\":\"Ascend910-2\")"), std::string::npos);
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find(R"(\"npu_name\":\"Ascend910-2\")"),
+            std::string::npos);
   const uint64_t malformed = Rejected("public-fault", "malformed");
   Put("configmaps", testing::ConfigMapObject("default", "bad-faults", {{"PublicFault", "{"}},
-                                            {{"mc-consumer-publicfault", "true"}}));
+                                             {{"mc-consumer-publicfault", "true"}}));
   centre_->ProcessReady();
   EXPECT_EQ(Rejected("public-fault", "malformed"), malformed + 1);
 }
@@ -379,6 +382,9 @@ class FaultCentreRetryJobTest : public FaultCentreJobTest {
     annotations_ = {{"recover-strategy", "retry"}};
     labels_ = {{"process-recover-enable", "on"}};
   }
+  // A UCE and its AIC bus fault written with `fault_code` on a retry job: the UCE is hidden
+  // for the retry window, the AIC fault dropped as its companion.
+  void ExpectUceRetryAndAccompany(const std::string& fault_code);
 };
 
 TEST_F(FaultCentreRetryJobTest, BusinessRetryReportBecomesAStepRetryRank) {
@@ -403,6 +409,46 @@ TEST_F(FaultCentreRetryJobTest, BusinessRetryReportBecomesAStepRetryRank) {
   EXPECT_TRUE(sink_.got[2].ranks[0].do_step_retry);
 }
 
+// A UCE and its AIC bus fault on the NPU of rank 11, in one entry whose `fault_code` is given.
+NodeSpec UceWithAicFault(const std::string& fault_code) {
+  NodeSpec s;
+  s.node = "node-b";
+  model::DeviceFault f = ChipFault("Ascend910-3", "RestartNPU",
+                                   {{"80E01801", kStart - 1000}, {"80C98009", kStart - 1000}});
+  f.fault_time_and_level_map["80E01801"].fault_level = "RestartBusiness";
+  f.fault_code = fault_code;
+  s.faults = {f};
+  s.unhealthy = {"Ascend910-3"};
+  return s;
+}
+
+void FaultCentreRetryJobTest::ExpectUceRetryAndAccompany(const std::string& fault_code) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(UceWithAicFault(fault_code)));
+  centre_->ProcessReady();
+  // The UCE is hidden while a step retry is plausible (10 s from its time); the AIC fault is held
+  // back as its accompanying fault.
+  EXPECT_TRUE(sink_.got.empty());
+  // Past the retry window the UCE shows alone: the AIC fault, within 5 s of it, is gone for good.
+  Advance(absl::Seconds(10));
+  ASSERT_EQ(sink_.got.size(), 1u);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[0].ranks[0].rank_id, 11);
+  EXPECT_EQ(sink_.got[0].ranks[0].code, "80E01801");
+  EXPECT_EQ(sink_.got[0].ranks[0].level, "RestartBusiness");
+  EXPECT_EQ(sink_.got[0].ranks[0].fault_time_ms, kStart - 1000);
+  Advance(absl::Seconds(10));
+  EXPECT_EQ(sink_.got.size(), 1u);
+}
+
+TEST_F(FaultCentreRetryJobTest, UceGoesThroughRetryAndAccompany) {
+  ExpectUceRetryAndAccompany("80E01801,80C98009");
+}
+
+TEST_F(FaultCentreRetryJobTest, PaddedUceGoesThroughRetryAndAccompanyLikeAnUnpaddedOne) {
+  ExpectUceRetryAndAccompany("80E01801      ,  80C98009    ");
+}
+
 TEST_F(FaultCentreJobTest, NotReadyKubernetesNodeSeparatesItsRanks) {
   Put("nodes", cluster::testing::NodeObject("node-a", "192.168.0.11", "SN-A"));
   Json b = cluster::testing::NodeObject("node-b", "192.168.0.12", "SN-B");
@@ -416,10 +462,11 @@ TEST_F(FaultCentreJobTest, NotReadyKubernetesNodeSeparatesItsRanks) {
 }
 
 TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
-  Put("configmaps", testing::ConfigMapObject(
-                        "cluster-system", "clusterd-config-cm",
-                        {{"manually_separate_policy.conf",
-                          "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
+  Put("configmaps",
+      testing::ConfigMapObject(
+          "cluster-system", "clusterd-config-cm",
+          {{"manually_separate_policy.conf",
+            "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
   centre_->ProcessReady();
@@ -427,8 +474,9 @@ TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
   centre_->FlushWrites();
   EXPECT_NE(ClusterInfo("cluster-info-device-0").find("ManuallySeparateNPU"), std::string::npos);
   Advance(absl::Seconds(15));  // CM sync
-  EXPECT_NE(Cm("cluster-system", "clusterd-manual-info-cm", "node-b").find("\"Total\":[\"Ascend910-3\"]"),
-            std::string::npos);
+  EXPECT_NE(
+      Cm("cluster-system", "clusterd-manual-info-cm", "node-b").find("\"Total\":[\"Ascend910-3\"]"),
+      std::string::npos);
   bool manual_rank = false;
   for (const auto& r : sink_.got.back().ranks) manual_rank |= r.level == "ManuallySeparateNPU";
   EXPECT_TRUE(manual_rank);

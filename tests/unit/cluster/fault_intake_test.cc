@@ -124,6 +124,28 @@ TEST(FaultIntake, SplitsOneFaultPerCodeWithPerCodeLevels) {
   EXPECT_EQ(intake->device.unhealthy, std::vector<std::string>{"Ascend910-2"});
 }
 
+// Some writers pad the codes of `fault_code`; the original strips every space before splitting,
+// so the codes find their times and levels in fault_time_and_level_map.
+TEST(FaultIntake, PaddedFaultCodesAreSplitWithoutSpacesAndFindTheirTimesAndLevels) {
+  NodeSpec spec;
+  model::DeviceFault f = ChipFault("Ascend910-2", "RestartNPU",
+                                   {{"80E01801", 1718000000001}, {"80C98009", 1718000000002}});
+  f.fault_time_and_level_map["80E01801"].fault_level = "RestartBusiness";
+  f.fault_code = "80E01801      ,  80C98009    ";
+  spec.faults = {f};
+  spec.unhealthy = {"Ascend910-2"};
+  auto intake = DeviceIntakeFromConfigMap(DeviceInfoConfigMap(spec));
+  ASSERT_TRUE(intake.ok()) << intake.status();
+  const auto& faults = intake->device.faults;
+  ASSERT_EQ(faults.size(), 2u);
+  EXPECT_EQ(faults[0].code, "80E01801");
+  EXPECT_EQ(faults[0].level, "RestartBusiness");
+  EXPECT_EQ(faults[0].fault_time, 1718000000001);
+  EXPECT_EQ(faults[1].code, "80C98009");
+  EXPECT_EQ(faults[1].level, "RestartNPU");
+  EXPECT_EQ(faults[1].fault_time, 1718000000002);
+}
+
 TEST(FaultIntake, EmptyCodeWithManualLevelBecomesThePseudoCode) {
   NodeSpec spec;
   spec.faults = {ChipFault("Ascend910-1", "ManuallySeparateNPU", {})};

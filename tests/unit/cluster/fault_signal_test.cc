@@ -24,8 +24,9 @@ FaultDevice Npu(const std::string& node, const std::string& ip, const std::strin
 
 TEST(FaultMsgSignal, BuildsTheSpecExample) {
   // §4.5: node-b, device 3, codes sorted, levels aligned, state UnHealthy.
-  std::vector<FaultDevice> entries = {Npu("node-b", "192.168.0.12", "3", "80E01801", "RestartBusiness"),
-                                      Npu("node-b", "192.168.0.12", "3", "80C98009", "RestartRequest")};
+  std::vector<FaultDevice> entries = {
+      Npu("node-b", "192.168.0.12", "3", "80E01801", "RestartBusiness"),
+      Npu("node-b", "192.168.0.12", "3", "80C98009", "RestartRequest")};
   entries[0].server_sn = entries[1].server_sn = "2102313LNR10P5100002";
   FaultMsgSignal s = BuildFaultMsgSignal("7c1f0d3a", entries);
   EXPECT_EQ(s.signal_type, "fault");
@@ -44,9 +45,9 @@ TEST(FaultMsgSignal, BuildsTheSpecExample) {
 }
 
 TEST(FaultMsgSignal, DuplicateNpuCodeKeepsTheMostSeriousLevel) {
-  auto s = BuildFaultMsgSignal("j", {Npu("n", "1", "0", "A", "RestartRequest"),
-                                     Npu("n", "1", "0", "A", "SeparateNPU"),
-                                     Npu("n", "1", "0", "B", "SubHealthFault")});
+  auto s = BuildFaultMsgSignal(
+      "j", {Npu("n", "1", "0", "A", "RestartRequest"), Npu("n", "1", "0", "A", "SeparateNPU"),
+            Npu("n", "1", "0", "B", "SubHealthFault")});
   const auto& d = s.nodes[0].fault_devices[0];
   EXPECT_EQ(d.fault_codes, (std::vector<std::string>{"A", "B"}));
   EXPECT_EQ(d.fault_levels, (std::vector<std::string>{"SeparateNPU", "SubHealthFault"}));
@@ -88,10 +89,11 @@ TEST(FaultMsgSignal, ClusterViewListsFaultyNodesOnly) {
   nb.info.fault_dev_list = {model::FaultDev{"CPU", 0, {"0000001D"}, "PreSeparateFault"}};
   nb.info.node_status = "PreSeparate";
   DeviceRecord c = testing::Record("node-c");
-  std::vector<ClusterNodeFaults> nodes = {{"node-a", "10.0.0.3", "", &a, nullptr, nullptr, true},
-                                          {"node-b", "10.0.0.2", "", &b, nullptr, &nb, true},
-                                          {"node-c", "10.0.0.1", "", &c, nullptr, nullptr, true},
-                                          {"node-d", "10.0.0.0", "", nullptr, nullptr, nullptr, false}};
+  std::vector<ClusterNodeFaults> nodes = {
+      {"node-a", "10.0.0.3", "", &a, nullptr, nullptr, true},
+      {"node-b", "10.0.0.2", "", &b, nullptr, &nb, true},
+      {"node-c", "10.0.0.1", "", &c, nullptr, nullptr, true},
+      {"node-d", "10.0.0.0", "", nullptr, nullptr, nullptr, false}};
   FaultMsgSignal s = BuildClusterFaultSignal(nodes);
   EXPECT_EQ(s.job_id, "-1");
   EXPECT_EQ(s.signal_type, "fault");
@@ -152,12 +154,62 @@ TEST(FaultSubscriptions, JobStreamGetsFaultThenNormalAndNoDuplicates) {
   EXPECT_TRUE(subs.Update(JobWith("job-1", {}), exists).empty());
 }
 
-TEST(FaultSubscriptions, NotHandleOnlyJobIsNotAFaultForTheService) {
+TEST(FaultSubscriptions, NotHandleOnlyJobIsNotAFaultForTheStreams) {
   FaultSubscriptions subs;
   subs.Register("job-1", "taskd", Known({"job-1"}));
-  EXPECT_TRUE(subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "NotHandleFault")}),
-                          Exists({"job-1"})).empty());
-  EXPECT_FALSE(subs.Current("job-1").has_value());
+  EXPECT_TRUE(
+      subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "NotHandleFault")}), Exists({"job-1"}))
+          .empty());
+}
+
+// ---- GetFaultMsgSignal for one job (§4.1) ----
+
+TEST(JobFaultQuery, UnknownJobIsNotFoundWithoutASignal) {
+  JobFaultQueryAnswer a = AnswerJobFaultQuery("job-0001", false, nullptr);
+  EXPECT_EQ(a.info, "job with jobId: job-0001 not found fault info");
+  EXPECT_FALSE(a.signal.has_value());
+}
+
+TEST(JobFaultQuery, HealthyKnownJobGetsAllInfoReturnedWithTheStreamsNormalSignal) {
+  const JobFaultRanks healthy = JobWith("job-0001", {});
+  for (const JobFaultRanks* faults : {static_cast<const JobFaultRanks*>(nullptr), &healthy}) {
+    JobFaultQueryAnswer a = AnswerJobFaultQuery("job-0001", true, faults);
+    EXPECT_EQ(a.info, "all info returned");
+    ASSERT_TRUE(a.signal.has_value());
+    EXPECT_EQ(a.signal->job_id, "job-0001");
+    EXPECT_EQ(a.signal->signal_type, "normal");
+    EXPECT_TRUE(a.signal->nodes.empty());
+    EXPECT_TRUE(a.signal->SameContent(NormalSignal("job-0001")));
+  }
+}
+
+TEST(JobFaultQuery, NotHandleOnlyJobIsAnsweredWithItsNotHandleEntries) {
+  JobFaultRanks f = JobWith("job-0001", {Npu("n", "1", "0", "A", "NotHandleFault")});
+  JobFaultQueryAnswer a = AnswerJobFaultQuery("job-0001", true, &f);
+  EXPECT_EQ(a.info, "all info returned");
+  ASSERT_TRUE(a.signal.has_value());
+  EXPECT_EQ(a.signal->signal_type, "fault");
+  ASSERT_EQ(a.signal->nodes.size(), 1u);
+  EXPECT_EQ(a.signal->nodes[0].fault_level, "Healthy");
+  ASSERT_EQ(a.signal->nodes[0].fault_devices.size(), 1u);
+  EXPECT_EQ(a.signal->nodes[0].fault_devices[0].fault_codes, std::vector<std::string>{"A"});
+  EXPECT_EQ(a.signal->nodes[0].fault_devices[0].fault_levels,
+            std::vector<std::string>{"NotHandleFault"});
+}
+
+TEST(JobFaultQuery, ShowsEveryLevelAndTheCustomFilteredFaults) {
+  JobFaultRanks f = JobWith("job-0001", {Npu("n", "1", "0", "A", "NotHandleFault"),
+                                         Npu("n", "1", "0", "B", "SeparateNPU")});
+  f.filtered_devices = {Npu("n", "1", "1", "C", "RestartRequest")};
+  JobFaultQueryAnswer a = AnswerJobFaultQuery("job-0001", true, &f);
+  ASSERT_TRUE(a.signal.has_value());
+  EXPECT_TRUE(a.signal->SameContent(BuildFaultMsgSignal("job-0001", FaultQueryEntries(f))));
+  ASSERT_EQ(a.signal->nodes.size(), 1u);
+  ASSERT_EQ(a.signal->nodes[0].fault_devices.size(), 2u);
+  EXPECT_EQ(a.signal->nodes[0].fault_devices[0].fault_codes, (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(a.signal->nodes[0].fault_devices[1].fault_codes, std::vector<std::string>{"C"});
+  // The streams drop only the NotHandleFault entry.
+  EXPECT_EQ(FaultServiceEntries(f).size(), 2u);
 }
 
 TEST(FaultSubscriptions, NewSubscriberOfAFaultyJobGetsTheCurrentMessage) {
@@ -173,12 +225,14 @@ TEST(FaultSubscriptions, NewSubscriberOfAFaultyJobGetsTheCurrentMessage) {
 TEST(FaultSubscriptions, ClusterPublisherGetsEveryJobAndForgetsDeletedOnes) {
   FaultSubscriptions subs;
   subs.Register("", "ops", Known({}));
-  auto d = subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "SeparateNPU")}), Exists({"job-1"}));
+  auto d =
+      subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "SeparateNPU")}), Exists({"job-1"}));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].signal.job_id, "job-1");
   auto gone = subs.JobGone("job-1", "");
   EXPECT_TRUE(gone.empty());  // record gone: forgotten, no normal
-  auto again = subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "SeparateNPU")}), Exists({"job-1"}));
+  auto again =
+      subs.Update(JobWith("job-1", {Npu("n", "1", "0", "A", "SeparateNPU")}), Exists({"job-1"}));
   EXPECT_EQ(again.size(), 1u);  // sent afresh
 }
 

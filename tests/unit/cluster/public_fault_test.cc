@@ -78,11 +78,46 @@ TEST(PublicFaultValidation, RequestLevelFailuresReject409WithTheReason) {
   check([](PublicFaultRequest& r) { r.version = "2.0"; }, "invalid version");
   check([](PublicFaultRequest& r) { r.id = "short"; }, "invalid id");
   check([](PublicFaultRequest& r) { r.id = "bad id with spaces"; }, "invalid id");
-  check([](PublicFaultRequest& r) { r.timestamp = 1735689599999; }, "invalid timestamp");
   check([](PublicFaultRequest& r) { r.timestamp = 17356896000000; }, "invalid timestamp");
+  check([](PublicFaultRequest& r) { r.timestamp = 173568960000; }, "invalid timestamp");
+  check([](PublicFaultRequest& r) { r.timestamp = 0; }, "invalid timestamp");
   check([](PublicFaultRequest& r) { r.resource = "nobody"; }, "invalid resource");
-  check([](PublicFaultRequest& r) { r.faults.clear(); }, "invalid faults number");
-  check([](PublicFaultRequest& r) { r.faults.assign(101, r.faults[0]); }, "invalid faults number");
+}
+
+// The original's texts: a 13-digit timestamp before 2025 says why; a missing, empty or too long
+// `faults` list is a length error.
+TEST(PublicFaultValidation, EarlyTimestampAndFaultsLengthHaveTheOriginalTexts) {
+  PublicFaultConfig c = Shipped();
+  auto info = [&](auto mutate) {
+    PublicFaultRequest r = SpecRequest();
+    mutate(r);
+    PublicFaultVerdict v = ValidatePublicFaultRequest(r, c, NoSerials());
+    EXPECT_EQ(v.code, 409);
+    return v.info;
+  };
+  EXPECT_EQ(info([](PublicFaultRequest& r) { r.timestamp = 1735689599999; }),
+            "check public fault info failed, error: invalid timestamp, can not before "
+            "2025/01/01T00:00:00Z");
+  EXPECT_EQ(info([](PublicFaultRequest& r) { r.timestamp = 1000000000000; }),
+            "check public fault info failed, error: invalid timestamp, can not before "
+            "2025/01/01T00:00:00Z");
+  EXPECT_EQ(info([](PublicFaultRequest& r) { r.faults.clear(); }),
+            "check public fault info failed, error: invalid faults length");
+  EXPECT_EQ(info([](PublicFaultRequest& r) { r.faults.assign(101, r.faults[0]); }),
+            "check public fault info failed, error: invalid faults length");
+  for (const char* text :
+       {R"({"id":"a1b2c3d4-0001","timestamp":1741056920000,"version":"1.0","resource":"CCAE"})",
+        R"({"id":"a1b2c3d4-0001","timestamp":1741056920000,"version":"1.0","resource":"CCAE",
+            "faults":null})"}) {
+    auto parsed = ParsePublicFaultRequest(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(ValidatePublicFaultRequest(*parsed, c, NoSerials()).info,
+              "check public fault info failed, error: invalid faults length");
+  }
+  // 2025-01-01T00:00:00Z itself is accepted.
+  PublicFaultRequest r = SpecRequest();
+  r.timestamp = 1735689600000;
+  EXPECT_EQ(ValidatePublicFaultRequest(r, c, NoSerials()).code, 0);
 }
 
 TEST(PublicFaultValidation, FaultLevelFailuresDropOnlyThatFault) {
@@ -95,8 +130,8 @@ TEST(PublicFaultValidation, FaultLevelFailuresDropOnlyThatFault) {
     r.faults.push_back(f);
   };
   bad([](PublicFaultItem& f) { f.fault_type = "GPU"; });
-  bad([](PublicFaultItem& f) { f.fault_code = "999999999"; });   // not configured
-  bad([](PublicFaultItem& f) { f.fault_code = "22000100"; });    // 8 characters
+  bad([](PublicFaultItem& f) { f.fault_code = "999999999"; });  // not configured
+  bad([](PublicFaultItem& f) { f.fault_code = "22000100"; });   // 8 characters
   bad([](PublicFaultItem& f) { f.assertion = "maybe"; });
   bad([](PublicFaultItem& f) { f.fault_time = 123; });
   bad([](PublicFaultItem& f) { f.description = "tab\there"; });
@@ -141,7 +176,8 @@ TEST(PublicFaultValidation, ConfigMapValueWithWrongTypesIsMalformed) {
 
 // ---- cache semantics ----
 
-std::vector<AcceptedPublicFault> Accepted(const std::string& assertion, std::vector<int32_t> ids = {0, 1},
+std::vector<AcceptedPublicFault> Accepted(const std::string& assertion,
+                                          std::vector<int32_t> ids = {0, 1},
                                           const std::string& node = "node-1") {
   PublicFaultRequest r = SpecRequest();
   r.faults[0].assertion = assertion;
@@ -230,7 +266,8 @@ TEST(PublicFaultStatistic, RendersAndLoadsBack) {
 
 TEST(PublicFaultStatistic, MoreThan4500FaultsOnlyCount) {
   PublicFaultCache cache;
-  for (int i = 0; i < 4501; ++i) cache.Apply("CCAE", Accepted("occur", {0}, "node-" + std::to_string(i)), kNow);
+  for (int i = 0; i < 4501; ++i)
+    cache.Apply("CCAE", Accepted("occur", {0}, "node-" + std::to_string(i)), kNow);
   auto data = cache.StatisticData();
   EXPECT_EQ(data.count("PublicFaults"), 0u);
   EXPECT_EQ(data.at("FaultNum"), R"({"publicFaultNum":4501})");

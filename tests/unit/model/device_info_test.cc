@@ -119,5 +119,16 @@ TEST(DeviceFaults, EmptyListRendersAsEmptyArrayAndParsesBack) {
   EXPECT_FALSE(ParseDeviceFaults("{}").ok());
 }
 
+TEST(DeviceFaults, FaultCodesAreSplitWithEverySpaceStripped) {
+  EXPECT_EQ(SplitFaultCodes("80E01801      ,  80C98009    "),
+            (std::vector<std::string>{"80E01801", "80C98009"}));
+  EXPECT_EQ(SplitFaultCodes("80E0 1801"), (std::vector<std::string>{"80E01801"}));
+  EXPECT_EQ(SplitFaultCodes("80E01801,80C98009"),
+            (std::vector<std::string>{"80E01801", "80C98009"}));
+  // An empty field stays one empty code (the code-less ManuallySeparateNPU entry).
+  EXPECT_EQ(SplitFaultCodes(""), (std::vector<std::string>{""}));
+  EXPECT_EQ(SplitFaultCodes("   "), (std::vector<std::string>{""}));
+}
+
 }  // namespace
 }  // namespace clusterd::model
