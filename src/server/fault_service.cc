@@ -19,7 +19,8 @@ bool ValidQueryJobId(const std::string& id) {
   for (size_t i = 0; i + 2 < id.size(); ++i) {
     const auto b0 = static_cast<unsigned char>(id[i]);
     if ((b0 & 0xF0) != 0xE0) continue;
-    const uint32_t cp = ((b0 & 0x0F) << 12) | ((static_cast<unsigned char>(id[i + 1]) & 0x3F) << 6) |
+    const uint32_t cp = ((b0 & 0x0F) << 12) |
+                        ((static_cast<unsigned char>(id[i + 1]) & 0x3F) << 6) |
                         (static_cast<unsigned char>(id[i + 2]) & 0x3F);
     if (cp >= 0x4E00 && cp <= 0x9FA5) return false;
   }
@@ -86,7 +87,9 @@ void FaultService::OnJobFaults(const cluster::JobFaultRanks& faults) {
     absl::MutexLock lock(&mu_);
     instance_of_[faults.job_id] = faults.multi_instance_job_id;
   }
-  auto exists = [this](const std::string& id) { return centre_ != nullptr && centre_->JobExists(id); };
+  auto exists = [this](const std::string& id) {
+    return centre_ != nullptr && centre_->JobExists(id);
+  };
   Deliver(subscriptions_.Update(faults, exists));
 }
 
@@ -110,6 +113,9 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
                                                  const ::fault::ClientInfo* request,
                                                  ::fault::Status* response) {
   return Unary(ctx, method::kFaultRegister, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kFaultRegister, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     if (request->role().empty()) {
       return Refusal("role is required", method::kFaultRegister);
     }
@@ -133,6 +139,9 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
 grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultMsgSignal(
     grpc::CallbackServerContext*, const ::fault::ClientInfo* request) {
   const absl::string_view method = method::kFaultSubscribeFaultMsgSignal;
+  if (absl::Status s = CheckRequestBounds(method, *request); !s.ok()) {
+    return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
+  }
   if (request->role().empty()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, Refusal("role is required", method));
   }
@@ -141,8 +150,8 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
   auto mailbox = hub_.Find(key);
   if (mailbox == nullptr || !subscriptions_.IsRegistered(job_id, request->role())) {
     return RefuseStream<::fault::FaultMsgSignal>(
-        method, Refusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
-                        method));
+        method,
+        Refusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()), method));
   }
   RecordRpc(method, grpc::StatusCode::OK);
   return hub_.Subscribe(mailbox, nullptr);
@@ -152,6 +161,9 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
                                                           const ::fault::ClientInfo* request,
                                                           ::fault::FaultQueryResult* response) {
   return Unary(ctx, method::kFaultGetFaultMsgSignal, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kFaultGetFaultMsgSignal, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     if (!query_bucket_.TryAcquire()) {
       response->set_code(429);
       response->set_info("rate limited, please try again later");

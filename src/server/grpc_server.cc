@@ -1,11 +1,12 @@
-#include "absl/strings/string_view.h"
 #include "server/grpc_server.h"
 
 #include <chrono>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/log.h"
+#include "server/decode_error_interceptor.h"
 
 namespace clusterd::server {
 
@@ -64,17 +65,23 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // Clients that ping a little early must not be cut off for it.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
+  // A body that does not parse answers INVALID_ARGUMENT with a reason, not gRPC's bare
+  // UNIMPLEMENTED, and the parser's own complaints are rate-limited (decode_error_interceptor.h).
+  RouteProtobufLogs();
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<DecodeErrorInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
 
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
-                     " (address in use, not local, or not permitted)"));
+    return absl::UnavailableError(absl::StrCat("cannot listen for gRPC on ", hp->ToString(),
+                                               " (address in use, not local, or not permitted)"));
   }
   HostPort actual = *hp;
   actual.port = bound_port;
   LogInfo("grpc", "serving", {{"address", actual.ToString()}, {"services", services.size()}});
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), actual.ToString(), bound_port));
+  return std::unique_ptr<GrpcServer>(
+      new GrpcServer(std::move(server), actual.ToString(), bound_port));
 }
 
 GrpcServer::~GrpcServer() { Shutdown(absl::Seconds(1)); }

@@ -88,6 +88,10 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
                                    ::Status* response, int32_t code, std::string info);
   bool Admit(grpc::CallbackServerContext* ctx, absl::string_view method,
              grpc::ServerUnaryReactor** refused);
+  // CheckRequestBounds, also counted in clusterd_recover_rejected_total{reason="field_too_long"}.
+  // The caller answers the protocol's invalid-parameter code (409, or 413 for the §12/§13
+  // methods) or, on a stream, the gRPC status.
+  absl::Status Bounded(absl::string_view method, const google::protobuf::Message& request);
   // The result stream of an O&M operation (§12 NIC switch, §13 stress test): refused unless the
   // job is registered and runs that operation (`kind`, named `operation` in the refusal), else
   // the channel `open` returns for the job.

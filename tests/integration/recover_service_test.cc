@@ -225,6 +225,14 @@ class RecoverServiceIntegrationTest : public ::testing::Test {
     return false;
   }
 
+  uintmax_t LogBytes() const { return std::filesystem::file_size(proc_->log_path()); }
+
+  std::string Metrics() {
+    httplib::Client http("http://" + proc_->http_address());
+    auto res = http.Get("/metrics");
+    return res && res->status == 200 ? res->body : "";
+  }
+
   CommandResult Clusterctl(const std::string& args) {
     return RunCommand(absl::StrCat(CLUSTERCTL_BIN, " --addr ", proc_->grpc_address(), " --http ",
                                    proc_->http_address(), " ", args));
@@ -393,6 +401,50 @@ TEST_F(RecoverServiceIntegrationTest, BadInputGetsTheSpecCodesAndIsCounted) {
       R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="malformed_fault_rank"})"))
       << metrics->body.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(metrics->body, R"(reason="unregistered")"));
+}
+
+// Issue 16: 50 Init calls with a 4 MiB jobId wrote 619 MB of log. An oversized string is refused
+// with the protocol's invalid-parameter code before anything logs it.
+TEST_F(RecoverServiceIntegrationTest, OversizedStringFieldsAreRefusedBeforeAnythingIsLogged) {
+  WriteRecoverableJob();
+  const std::string huge(4 * 1024 * 1024 - 1024, 'j');
+  const uintmax_t log_before = LogBytes();
+  for (int i = 0; i < 10; ++i) {
+    ::Status init = Call("Init", huge);
+    EXPECT_EQ(init.code(), 409);
+    EXPECT_EQ(init.info().substr(0, 200),
+              "jobId is 4193280 bytes, over the limit of 256, method=/Recover/Init");
+  }
+  ::Status reg = Call("Register", huge);
+  EXPECT_EQ(reg.code(), 409);
+  EXPECT_TRUE(absl::StrContains(reg.info(), "jobId is 4193280 bytes")) << reg.info().substr(0, 200);
+  {
+    // Free text has a larger bound than ids.
+    grpc::ClientContext ctx;
+    ::StopCompleteRequest req;
+    req.set_jobid(kJobUid);
+    req.mutable_status()->set_code(0);
+    req.mutable_status()->set_info(std::string(8192, 'i'));
+    ::Status resp;
+    ASSERT_TRUE(stub_->ReportStopComplete(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(
+        resp.info(),
+        "status.info is 8192 bytes, over the limit of 4096, method=/Recover/ReportStopComplete");
+  }
+  {
+    SignalReader refused(*stub_, huge);
+    std::optional<grpc::Status> st = refused.WaitDone();
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(absl::StrContains(st->error_message(), "jobId is 4193280 bytes"));
+  }
+  EXPECT_LT(LogBytes() - log_before, 16u * 1024);
+  EXPECT_TRUE(absl::StrContains(
+      Metrics(),
+      R"(clusterd_grpc_bad_requests_total{method="/Recover/Init",reason="field_too_long"} 10)"));
+  // The job itself is served as before.
+  EXPECT_EQ(InitWhenVisible(kJobUid).code(), 0);
 }
 
 TEST_F(RecoverServiceIntegrationTest, InitRefusesAJobWithRecoveryOff) {
