@@ -69,6 +69,17 @@ grpc::Status Refuse(::Status* response, int32_t code, const absl::Status& why) {
   return grpc::Status::OK;
 }
 
+absl::string_view FaultRankRejection(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kResourceExhausted:
+      return "too_many_fault_ranks";
+    case absl::StatusCode::kOutOfRange:
+      return "rank_outside_world";
+    default:
+      return "malformed_fault_rank";
+  }
+}
+
 grpc::Status StreamRefusal(const std::string& text) {
   return grpc::Status(grpc::StatusCode::UNKNOWN, text);
 }
@@ -315,11 +326,16 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
     CountRecoverRejected(method, "unregistered");
     return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
   }
-  absl::StatusOr<std::vector<recovery::FaultRank>> faults = ParseFaultRanks(request->faultranks());
+  // Ranks the job does not have are refused here: the controller would put every one of them on
+  // the stream and note each pod it cannot find.
+  absl::StatusOr<std::vector<recovery::FaultRank>> faults =
+      ParseFaultRanks(request->faultranks(), bridge_.WorldSize(job_id));
   if (!faults.ok()) {
-    CountRecoverRejected(method, "malformed_fault_rank");
-    LogWarn(kComponent, "ReportProcessFault refused",
-            {{"job", job_id}, {"error", faults.status()}});
+    CountRecoverRejected(method, FaultRankRejection(faults.status()));
+    if (int64_t suppressed = 0; BadInputLog::Default().Admit(&suppressed)) {
+      LogWarn(kComponent, "ReportProcessFault refused",
+              {{"job", job_id}, {"error", faults.status()}, {"suppressed", suppressed}});
+    }
     return Answer(
         ctx, method, response, kCodeInvalidRequest,
         absl::StrCat("jobId=", job_id, " invalid faultRanks: ", faults.status().message()));

@@ -18,8 +18,9 @@ namespace clusterd::server {
 // ReplyStressTestResult, SwitchNicTrack, StressTest) are parsed here, posted to the job's strand
 // with a ticket, and answered when the controller replies to the ticket (a report blocked on a
 // full mailbox is answered later, §6.5). The five server streams are StreamChannels registered
-// in the bridge's RecoverySink. Bad input (unknown job, malformed ranks or extraParams, failed
-// §12/§13 checks) gets the spec's code, or a clear non-zero code, a log line and
+// in the bridge's RecoverySink. Bad input (unknown job, malformed ranks or extraParams, ranks
+// outside the job's world size, strings over their bounds, failed §12/§13 checks) gets the
+// spec's code, or a clear non-zero code, a log line and
 // clusterd_recover_rejected_total{method,reason}; nothing here can wedge a job.
 class RecoverService final : public ::Recover::CallbackService, private GatedService {
  public:

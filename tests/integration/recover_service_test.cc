@@ -225,6 +225,26 @@ class RecoverServiceIntegrationTest : public ::testing::Test {
     return false;
   }
 
+  ::Status ReportFaults(const ::ProcessFaultRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ::Status resp;
+    grpc::Status st = stub_->ReportProcessFault(&ctx, req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp;
+  }
+
+  // Waits until the controller knows the job's world size (its view has the pods).
+  bool WaitWorldSize(const std::string& job, int64_t want) {
+    const absl::Time deadline = absl::Now() + kWait;
+    while (absl::Now() < deadline) {
+      std::optional<Json> r = Recovery(job);
+      if (r.has_value() && (*r)["worldSize"] == want) return true;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  }
+
   uintmax_t LogBytes() const { return std::filesystem::file_size(proc_->log_path()); }
 
   std::string Metrics() {
@@ -401,6 +421,66 @@ TEST_F(RecoverServiceIntegrationTest, BadInputGetsTheSpecCodesAndIsCounted) {
       R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="malformed_fault_rank"})"))
       << metrics->body.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(metrics->body, R"(reason="unregistered")"));
+}
+
+// Issue 16: a report naming ranks the job does not have is refused before the controller sees
+// it (it used to put every rank on the stream and log a line per missing pod).
+TEST_F(RecoverServiceIntegrationTest, AProcessFaultOutsideTheJobsWorldSizeIsRefused) {
+  WriteRecoverableJob();  // 2 pods of 8 NPUs: global ranks 0-15
+  ASSERT_EQ(InitWhenVisible(kJobUid).code(), 0);
+  ASSERT_EQ(Call("Register", kJobUid).code(), 0);
+  SignalReader stream(*stub_, kJobUid);
+  ASSERT_TRUE(WaitSubscribed(kJobUid));
+  ASSERT_TRUE(WaitWorldSize(kJobUid, 16));
+  const uintmax_t log_before = LogBytes();
+
+  ::ProcessFaultRequest huge;
+  huge.set_jobid(kJobUid);
+  for (int rank = 0; rank < 200000; ++rank) {
+    ::FaultRank* f = huge.add_faultranks();
+    f->set_rankid(std::to_string(rank));
+    f->set_faulttype("1");
+  }
+  ::Status too_many = ReportFaults(huge);
+  EXPECT_EQ(too_many.code(), 409);
+  EXPECT_TRUE(absl::StrContains(too_many.info(), "200000 entries")) << too_many.info();
+
+  ::Status past_the_end = ReportFault(kJobUid, "16", "1");
+  EXPECT_EQ(past_the_end.code(), 409);
+  EXPECT_TRUE(
+      absl::StrContains(past_the_end.info(), "rankId 16 is outside the job's world size 16"))
+      << past_the_end.info();
+
+  // Nothing reached the controller, and the log grew by a few lines only.
+  std::optional<Json> r = Recovery(kJobUid);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)["state"], "INIT");
+  EXPECT_EQ((*r)["faultRanks"].size(), 0u);
+  EXPECT_LT(LogBytes() - log_before, 4096u);
+  const std::string metrics = Metrics();
+  EXPECT_TRUE(absl::StrContains(
+      metrics,
+      R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="too_many_fault_ranks"} 1)"));
+  EXPECT_TRUE(absl::StrContains(
+      metrics,
+      R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="rank_outside_world"} 1)"));
+
+  // The job's last rank, listed twice, is accepted and reaches the stream once.
+  ::ProcessFaultRequest last;
+  last.set_jobid(kJobUid);
+  for (int i = 0; i < 2; ++i) {
+    ::FaultRank* f = last.add_faultranks();
+    f->set_rankid("15");
+    f->set_faulttype("1");
+  }
+  ::Status accepted = ReportFaults(last);
+  EXPECT_EQ(accepted.code(), 0);
+  EXPECT_EQ(accepted.info(), "receive ReportProcessFault");
+  size_t seen = 0;
+  auto stop = stream.WaitFor("stopTrain", &seen);
+  ASSERT_TRUE(stop.has_value()) << absl::StrJoin(stream.Types(), ",");
+  ASSERT_EQ(stop->faultranks_size(), 1);
+  EXPECT_EQ(stop->faultranks(0).rankid(), "15");
 }
 
 // Issue 16: 50 Init calls with a 4 MiB jobId wrote 619 MB of log. An oversized string is refused
