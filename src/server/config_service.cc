@@ -38,6 +38,9 @@ grpc::ServerUnaryReactor* ConfigService::Register(grpc::CallbackServerContext* c
                                                   const ::config::ClientInfo* request,
                                                   ::config::Status* response) {
   return Unary(ctx, method::kConfigRegister, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kConfigRegister, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     // Job existence is not checked (§2.5). An empty id names no deployment: no publisher.
     if (!request->jobid().empty()) hub_.Open(request->jobid());
     response->set_code(0);
@@ -50,6 +53,10 @@ grpc::ServerUnaryReactor* ConfigService::Register(grpc::CallbackServerContext* c
 
 grpc::ServerWriteReactor<::config::RankTableStream>* ConfigService::SubscribeRankTable(
     grpc::CallbackServerContext*, const ::config::ClientInfo* request) {
+  if (absl::Status s = CheckRequestBounds(method::kConfigSubscribeRankTable, *request); !s.ok()) {
+    return RefuseStream<::config::RankTableStream>(method::kConfigSubscribeRankTable,
+                                                   ToGrpcStatus(s));
+  }
   const std::string job_id = request->jobid();
   auto publisher = job_id.empty() ? nullptr : hub_.Find(job_id);
   if (publisher == nullptr) {

@@ -57,6 +57,9 @@ void DataTraceService::CloseStreams() {
 grpc::ServerUnaryReactor* DataTraceService::ModifyTrainingDataTraceSwitch(
     grpc::CallbackServerContext* ctx, const ::DataTypeReq* request, ::DataTypeRes* response) {
   return Unary(ctx, method::kDataTraceModify, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kDataTraceModify, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::DataTraceResult r =
         switches_.Modify(request->jobnsname(), FromProto(request->profilingswitch()));
     response->set_code(r.code);
@@ -68,6 +71,9 @@ grpc::ServerUnaryReactor* DataTraceService::ModifyTrainingDataTraceSwitch(
 grpc::ServerUnaryReactor* DataTraceService::GetTrainingDataTraceSwitch(
     grpc::CallbackServerContext* ctx, const ::DataStatusReq* request, ::DataStatusRes* response) {
   return Unary(ctx, method::kDataTraceGet, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kDataTraceGet, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::DataTraceResult r = switches_.Get(request->jobnsname());
     response->set_code(r.code);
     response->set_message(r.message);
@@ -79,6 +85,9 @@ grpc::ServerUnaryReactor* DataTraceService::GetTrainingDataTraceSwitch(
 
 grpc::ServerWriteReactor<::DataStatusRes>* DataTraceService::SubscribeDataTraceSwitch(
     grpc::CallbackServerContext*, const ::ProfilingClientInfo* request) {
+  if (absl::Status s = CheckRequestBounds(method::kDataTraceSubscribe, *request); !s.ok()) {
+    return RefuseStream<::DataStatusRes>(method::kDataTraceSubscribe, ToGrpcStatus(s));
+  }
   const std::string job_id = request->jobid();
   const bool known =
       hub_.Find(job_id) != nullptr ||

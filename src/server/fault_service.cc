@@ -113,6 +113,9 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
                                                  const ::fault::ClientInfo* request,
                                                  ::fault::Status* response) {
   return Unary(ctx, method::kFaultRegister, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kFaultRegister, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     if (request->role().empty()) {
       return Refusal("role is required", method::kFaultRegister);
     }
@@ -136,6 +139,9 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
 grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultMsgSignal(
     grpc::CallbackServerContext*, const ::fault::ClientInfo* request) {
   const absl::string_view method = method::kFaultSubscribeFaultMsgSignal;
+  if (absl::Status s = CheckRequestBounds(method, *request); !s.ok()) {
+    return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
+  }
   if (request->role().empty()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, Refusal("role is required", method));
   }
@@ -155,6 +161,9 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
                                                           const ::fault::ClientInfo* request,
                                                           ::fault::FaultQueryResult* response) {
   return Unary(ctx, method::kFaultGetFaultMsgSignal, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kFaultGetFaultMsgSignal, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     if (!query_bucket_.TryAcquire()) {
       response->set_code(429);
       response->set_info("rate limited, please try again later");

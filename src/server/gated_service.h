@@ -1,19 +1,21 @@
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/string_view.h"
 #include "grpcpp/grpcpp.h"
-#include "server/rpc_util.h"
+#include "server/request_limits.h"
 #include "server/rpc_metrics.h"
+#include "server/rpc_util.h"
 #include "server/unary_gate.h"
 
 namespace clusterd::server {
 
 // Shared by every service: each unary call passes the QPS gate first, is counted per method
 // and result, and then runs `handler`, which returns the grpc::Status of the call (the
-// response message is filled in by the handler).
+// response message is filled in by the handler). Handlers bound the request's strings first
+// (CheckRequestBounds), before anything reads, logs or echoes them.
 class GatedService {
  public:
   explicit GatedService(UnaryGate& gate) : gate_(gate) {}

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/log.h"
+#include "server/decode_error_interceptor.h"
 
 namespace clusterd::server {
 
@@ -67,6 +68,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
   // first and the kernel would spread new connections over the two: refuse a port in use.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
+  // A body that does not parse answers INVALID_ARGUMENT with a reason, not gRPC's bare
+  // UNIMPLEMENTED, and the parser's own complaints are rate-limited (decode_error_interceptor.h).
+  RouteProtobufLogs();
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<DecodeErrorInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
 
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {

@@ -57,6 +57,9 @@ grpc::ServerUnaryReactor* JobService::Register(grpc::CallbackServerContext* ctx,
                                                const ::job::ClientInfo* request,
                                                ::job::Status* response) {
   return Unary(ctx, method::kJobRegister, [&] {
+    if (absl::Status s = CheckRequestBounds(method::kJobRegister, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::JobSummaryClients::Registration r = clients_.Register(request->role());
     response->set_code(r.code);
     response->set_info(r.info);
@@ -71,6 +74,11 @@ grpc::ServerUnaryReactor* JobService::Register(grpc::CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::job::JobSummarySignal>* JobService::SubscribeJobSummarySignal(
     grpc::CallbackServerContext*, const ::job::ClientInfo* request) {
+  if (absl::Status s = CheckRequestBounds(method::kJobSubscribeJobSummarySignal, *request);
+      !s.ok()) {
+    return RefuseStream<::job::JobSummarySignal>(method::kJobSubscribeJobSummarySignal,
+                                                 ToGrpcStatus(s));
+  }
   const std::string client_id = request->clientid();
   absl::StatusOr<uint64_t> stream = clients_.BeginStream(client_id, request->role());
   if (!stream.ok()) {
@@ -89,6 +97,11 @@ grpc::ServerWriteReactor<::job::JobSummarySignal>* JobService::SubscribeJobSumma
 
 grpc::ServerWriteReactor<::job::JobSummarySignalList>* JobService::SubscribeJobSummarySignalList(
     grpc::CallbackServerContext*, const ::job::ClientInfo* request) {
+  if (absl::Status s = CheckRequestBounds(method::kJobSubscribeJobSummarySignalList, *request);
+      !s.ok()) {
+    return RefuseStream<::job::JobSummarySignalList>(method::kJobSubscribeJobSummarySignalList,
+                                                     ToGrpcStatus(s));
+  }
   const std::string client_id = request->clientid();
   absl::StatusOr<uint64_t> stream = clients_.BeginStream(client_id, request->role());
   if (!stream.ok()) {

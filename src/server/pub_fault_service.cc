@@ -1,5 +1,6 @@
 #include "server/pub_fault_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/method_names.h"
 
 namespace clusterd::server {
@@ -39,6 +40,13 @@ grpc::ServerUnaryReactor* PubFaultService::SendPublicFault(grpc::CallbackServerC
     if (request == nullptr) {
       response->set_code(cluster::kPubFaultInvalid);
       response->set_info(std::string(cluster::kPubFaultNilInfo));
+      return grpc::Status::OK;
+    }
+    // §9.1's invalid-parameter answer, before the rate limiter and the fault centre's checks
+    // (which log the request's id).
+    if (absl::Status s = CheckRequestBounds(method::kPubFaultSend, *request); !s.ok()) {
+      response->set_code(cluster::kPubFaultInvalid);
+      response->set_info(absl::StrCat("check public fault info failed, error: ", s.message()));
       return grpc::Status::OK;
     }
     cluster::PublicFaultVerdict verdict = centre_->SendPublicFault(FromProto(*request));

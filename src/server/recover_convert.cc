@@ -1,5 +1,6 @@
 #include "server/recover_convert.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -40,13 +41,33 @@ nlohmann::ordered_json FaultRanksJson(const std::vector<recovery::FaultRank>& fa
   return p;
 }
 
+std::optional<int64_t> WorldSizeOf(const recovery::JobView& view, int64_t replicas) {
+  if (replicas <= 0 || view.pods.empty()) return std::nullopt;
+  const int64_t pods = std::min(std::max(replicas, view.pods.rbegin()->first + 1), kMaxWorldSize);
+  const int64_t npus_per_pod = std::max(view.npus_per_pod, 1);
+  return std::min(pods * npus_per_pod, kMaxWorldSize);
+}
+
 absl::StatusOr<std::vector<recovery::FaultRank>> ParseFaultRanks(
-    const google::protobuf::RepeatedPtrField<::FaultRank>& ranks) {
+    const google::protobuf::RepeatedPtrField<::FaultRank>& ranks,
+    std::optional<int64_t> world_size) {
+  if (ranks.size() > kMaxWorldSize) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(ranks.size(), " entries, over the limit of ", kMaxWorldSize));
+  }
+  const int64_t bound = world_size.value_or(kMaxWorldSize);
   std::vector<recovery::FaultRank> out;
   out.reserve(ranks.size());
   for (const ::FaultRank& r : ranks) {
     absl::StatusOr<recovery::FaultRank> f = recovery::ParseFaultRank(r.rankid(), r.faulttype());
     if (!f.ok()) return f.status();
+    if (f->rank >= bound) {
+      return absl::OutOfRangeError(
+          world_size.has_value()
+              ? absl::StrCat("rankId ", f->rank, " is outside the job's world size ", bound)
+              : absl::StrCat("rankId ", f->rank, " is over the limit of ", bound,
+                             " (the job's world size is not known yet)"));
+    }
     out.push_back(*f);
   }
   return out;
@@ -164,7 +185,8 @@ recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks&
 }
 
 nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
-                                    const recovery::JobRecovery& job, bool stream_open) {
+                                    const recovery::JobRecovery& job, bool stream_open,
+                                    std::optional<int64_t> world_size) {
   std::string strategy = job.decided;
   if (strategy.empty() && !job.strategy_history.empty()) strategy = job.strategy_history.back();
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
@@ -189,6 +211,7 @@ nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
       {"platformMode", job.config.platform_mode},
       {"uuid", job.uuid},
       {"health", job.health},
+      {"worldSize", world_size.has_value() ? nlohmann::ordered_json(*world_size) : nullptr},
       {"faultRanks", FaultRanksJson(faults)},
       {"faultPods",
        [&] {

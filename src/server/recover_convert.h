@@ -25,10 +25,30 @@ namespace clusterd::server {
 // recovery::Signal -> ProcessManageSignal, field by field (§2.2, §5.6).
 ::ProcessManageSignal SignalToProto(const recovery::Signal& signal);
 
-// faultRanks of a report. Every rankId and faultType must be a decimal integer (§2.2: clients
-// parse them with an integer parser); the first bad entry is the error.
+// The most global ranks a job may have (well above the largest jobs of today): the most entries
+// one ReportProcessFault may name, the bound of every reported rank while the job's world size
+// is not known yet, and the cap of a world size computed from a corrupt view.
+inline constexpr int64_t kMaxWorldSize = 131072;
+
+// The job's world size: the global ranks its pods hold, pods x D (§0), with pods =
+// max(replicas, highest pod rank + 1) (the job registry refuses a pod rank at or above the
+// replicas; the max keeps a view that disagrees from refusing its own ranks), capped at
+// kMaxWorldSize. nullopt while it cannot be known: no pod in the controller's view (D unknown)
+// or the replicas unknown (<= 0).
+std::optional<int64_t> WorldSizeOf(const recovery::JobView& view, int64_t replicas);
+
+// faultRanks of a ReportProcessFault, checked before the controller sees them (issue 16):
+// * at most kMaxWorldSize entries, else ResourceExhausted ("200000 entries, over the limit of
+//   131072");
+// * every rankId and faultType a decimal integer (§2.2: clients parse them with an integer
+//   parser), else InvalidArgument;
+// * every rank below `world_size` (kMaxWorldSize while unknown), else OutOfRange ("rankId 16
+//   is outside the job's world size 16").
+// The first bad entry is the error. Duplicates are kept: the controller's §8.4 de-duplication
+// collapses them, and the entry cap bounds their cost.
 absl::StatusOr<std::vector<recovery::FaultRank>> ParseFaultRanks(
-    const google::protobuf::RepeatedPtrField<::FaultRank>& ranks);
+    const google::protobuf::RepeatedPtrField<::FaultRank>& ranks,
+    std::optional<int64_t> world_size = std::nullopt);
 
 // isolateRankIds of ReportRecoverStatus: non-integers are dropped (counted in `dropped`).
 std::vector<int64_t> ParseIsolateRanks(const google::protobuf::RepeatedPtrField<std::string>& ids,
@@ -63,7 +83,9 @@ recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks&
 // The operator's view of one job's controller (GET /api/clusterd/v1/recovery[/<job>],
 // `clusterctl get recovery`): state, phase, strategy, fault ranks, uuid, the history of the
 // current cycle with RFC 3339 timestamps.
+// `world_size` is WorldSizeOf the job (null in the JSON when unknown).
 nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
-                                    const recovery::JobRecovery& job, bool stream_open);
+                                    const recovery::JobRecovery& job, bool stream_open,
+                                    std::optional<int64_t> world_size = std::nullopt);
 
 }  // namespace clusterd::server

@@ -62,6 +62,24 @@ class DeferredReply final : public ServerUnaryReactor {
   bool cancelled_ = false;
 };
 
+// A refusal in the protocol's own terms: Status{code, info} with gRPC OK.
+grpc::Status Refuse(::Status* response, int32_t code, const absl::Status& why) {
+  response->set_code(code);
+  response->set_info(std::string(why.message()));
+  return grpc::Status::OK;
+}
+
+absl::string_view FaultRankRejection(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kResourceExhausted:
+      return "too_many_fault_ranks";
+    case absl::StatusCode::kOutOfRange:
+      return "rank_outside_world";
+    default:
+      return "malformed_fault_rank";
+  }
+}
+
 grpc::Status StreamRefusal(const std::string& text) {
   return grpc::Status(grpc::StatusCode::UNKNOWN, text);
 }
@@ -120,6 +138,13 @@ bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
   return true;
 }
 
+absl::Status RecoverService::Bounded(absl::string_view method,
+                                     const google::protobuf::Message& request) {
+  absl::Status s = CheckRequestBounds(method, request);
+  if (!s.ok()) CountRecoverRejected(method, "field_too_long");
+  return s;
+}
+
 ServerUnaryReactor* RecoverService::Answer(CallbackServerContext* ctx, absl::string_view method,
                                            ::Status* response, int32_t code, std::string info) {
   response->set_code(code);
@@ -152,6 +177,9 @@ ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext*, absl::strin
 ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::ClientInfo* request,
                                          ::Status* response) {
   return Unary(ctx, method::kRecoverInit, [&] {
+    if (absl::Status s = Bounded(method::kRecoverInit, *request); !s.ok()) {
+      return Refuse(response, kCodeInvalidRequest, s);
+    }
     RecoveryBridge::Answer a = bridge_.Init(request->jobid());
     if (a.code != 0) {
       CountRecoverRejected(method::kRecoverInit, a.code == recovery::kCodeProcessRecoverEnableOff
@@ -169,6 +197,9 @@ ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::Cli
 ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
                                              const ::ClientInfo* request, ::Status* response) {
   return Unary(ctx, method::kRecoverRegister, [&] {
+    if (absl::Status s = Bounded(method::kRecoverRegister, *request); !s.ok()) {
+      return Refuse(response, kCodeInvalidRequest, s);
+    }
     RecoveryBridge::Answer a = bridge_.Register(request->jobid());
     if (a.code != 0) {
       const char* reason = a.code == recovery::kCodeUnInit              ? "not_inited"
@@ -189,8 +220,11 @@ ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProcessManageSignal(
     CallbackServerContext*, const ::ClientInfo* request) {
-  const std::string job_id = request->jobid();
   const absl::string_view method = method::kRecoverSubscribeProcessManageSignal;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return RefuseStream<::ProcessManageSignal>(method, ToGrpcStatus(s));
+  }
+  const std::string job_id = request->jobid();
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return RefuseStream<::ProcessManageSignal>(method, StreamRefusal(NotRegistered(job_id)));
@@ -230,6 +264,9 @@ ServerUnaryReactor* RecoverService::ReportStopComplete(CallbackServerContext* ct
   const absl::string_view method = method::kRecoverReportStopComplete;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   // §2.3 / quirk 18: a missing status counts as 0 (the machine decides).
   std::optional<int32_t> code;
@@ -243,6 +280,9 @@ ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext*
   const absl::string_view method = method::kRecoverReportRecoverStrategy;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   std::vector<std::string> strategies(request->strategies().begin(), request->strategies().end());
   return PostReport(ctx, method, job_id, response,
@@ -255,6 +295,9 @@ ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* c
   const absl::string_view method = method::kRecoverReportRecoverStatus;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   recovery::RecoverStatusReported report;
   if (request->has_status()) report.code = request->status().code();
@@ -275,16 +318,24 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
   const absl::string_view method = method::kRecoverReportProcessFault;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
   }
-  absl::StatusOr<std::vector<recovery::FaultRank>> faults = ParseFaultRanks(request->faultranks());
+  // Ranks the job does not have are refused here: the controller would put every one of them on
+  // the stream and note each pod it cannot find.
+  absl::StatusOr<std::vector<recovery::FaultRank>> faults =
+      ParseFaultRanks(request->faultranks(), bridge_.WorldSize(job_id));
   if (!faults.ok()) {
-    CountRecoverRejected(method, "malformed_fault_rank");
-    LogWarn(kComponent, "ReportProcessFault refused",
-            {{"job", job_id}, {"error", faults.status()}});
+    CountRecoverRejected(method, FaultRankRejection(faults.status()));
+    if (int64_t suppressed = 0; BadInputLog::Default().Admit(&suppressed)) {
+      LogWarn(kComponent, "ReportProcessFault refused",
+              {{"job", job_id}, {"error", faults.status()}, {"suppressed", suppressed}});
+    }
     return Answer(
         ctx, method, response, kCodeInvalidRequest,
         absl::StrCat("jobId=", job_id, " invalid faultRanks: ", faults.status().message()));
@@ -301,6 +352,9 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
   const absl::string_view method = method::kRecoverSwitchNicTrack;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   absl::StatusOr<recovery::NicSwitchParams> params =
       recovery::CheckSwitchNicRequest(NicOpsOf(*request), bridge_.Topology(job_id));
@@ -316,6 +370,10 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNicSignal(
     CallbackServerContext*, const ::SwitchNicRequest* request) {
+  if (absl::Status s = Bounded(method::kRecoverSubscribeSwitchNicSignal, *request); !s.ok()) {
+    return RefuseStream<::SwitchNicResponse>(method::kRecoverSubscribeSwitchNicSignal,
+                                             ToGrpcStatus(s));
+  }
   return OmResultStream<::SwitchNicResponse>(method::kRecoverSubscribeSwitchNicSignal,
                                              request->jobid(), recovery::OmKind::kSwitchNic,
                                              "switch nic", &RecoverySink::OpenSwitchOm);
@@ -324,6 +382,9 @@ grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNi
 grpc::ServerWriteReactor<::SwitchRankList>* RecoverService::SubscribeNotifySwitch(
     CallbackServerContext*, const ::ClientInfo* request) {
   const absl::string_view method = method::kRecoverSubscribeNotifySwitch;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return RefuseStream<::SwitchRankList>(method, ToGrpcStatus(s));
+  }
   const std::string job_id = request->jobid();
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
@@ -343,6 +404,9 @@ ServerUnaryReactor* RecoverService::ReplySwitchNicResult(CallbackServerContext* 
   const absl::string_view method = method::kRecoverReplySwitchNicResult;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   const bool result = request->result();
   return PostReport(ctx, method, job_id, response, recovery::SwitchNicResultReplied{result});
@@ -351,6 +415,9 @@ ServerUnaryReactor* RecoverService::ReplySwitchNicResult(CallbackServerContext* 
 ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
                                                 const ::ClientInfo* request, ::Status* response) {
   return Unary(ctx, method::kRecoverHealthCheck, [&] {
+    if (absl::Status s = Bounded(method::kRecoverHealthCheck, *request); !s.ok()) {
+      return Refuse(response, kCodeInvalidRequest, s);
+    }
     response->set_code(0);
     // "HeathCheck" is the spelling real clients receive.
     response->set_info(absl::StrCat("jobId=", request->jobid(), ", receive HeathCheck"));
@@ -366,6 +433,9 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
   const absl::string_view method = method::kRecoverStressTest;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   std::vector<int64_t> all_nodes(request->allnodesops().begin(), request->allnodesops().end());
   absl::StatusOr<recovery::StressParams> params = recovery::CheckStressTestRequest(
@@ -382,6 +452,10 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
 
 grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressTestResponse(
     CallbackServerContext*, const ::StressTestRequest* request) {
+  if (absl::Status s = Bounded(method::kRecoverSubscribeStressTestResponse, *request); !s.ok()) {
+    return RefuseStream<::StressTestResponse>(method::kRecoverSubscribeStressTestResponse,
+                                              ToGrpcStatus(s));
+  }
   return OmResultStream<::StressTestResponse>(method::kRecoverSubscribeStressTestResponse,
                                               request->jobid(), recovery::OmKind::kStressTest,
                                               "stress test", &RecoverySink::OpenStressOm);
@@ -390,6 +464,9 @@ grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressT
 grpc::ServerWriteReactor<::StressTestRankParams>* RecoverService::SubscribeNotifyExecStressTest(
     CallbackServerContext*, const ::ClientInfo* request) {
   const absl::string_view method = method::kRecoverSubscribeNotifyExecStressTest;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return RefuseStream<::StressTestRankParams>(method, ToGrpcStatus(s));
+  }
   const std::string job_id = request->jobid();
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
@@ -409,6 +486,9 @@ ServerUnaryReactor* RecoverService::ReplyStressTestResult(CallbackServerContext*
   const absl::string_view method = method::kRecoverReplyStressTestResult;
   ServerUnaryReactor* refused = nullptr;
   if (!Admit(ctx, method, &refused)) return refused;
+  if (absl::Status s = Bounded(method, *request); !s.ok()) {
+    return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
+  }
   const std::string job_id = request->jobid();
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");

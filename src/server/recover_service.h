@@ -18,8 +18,9 @@ namespace clusterd::server {
 // ReplyStressTestResult, SwitchNicTrack, StressTest) are parsed here, posted to the job's strand
 // with a ticket, and answered when the controller replies to the ticket (a report blocked on a
 // full mailbox is answered later, §6.5). The five server streams are StreamChannels registered
-// in the bridge's RecoverySink. Bad input (unknown job, malformed ranks or extraParams, failed
-// §12/§13 checks) gets the spec's code, or a clear non-zero code, a log line and
+// in the bridge's RecoverySink. Bad input (unknown job, malformed ranks or extraParams, ranks
+// outside the job's world size, strings over their bounds, failed §12/§13 checks) gets the
+// spec's code, or a clear non-zero code, a log line and
 // clusterd_recover_rejected_total{method,reason}; nothing here can wedge a job.
 class RecoverService final : public ::Recover::CallbackService, private GatedService {
  public:
@@ -88,6 +89,10 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
                                    ::Status* response, int32_t code, std::string info);
   bool Admit(grpc::CallbackServerContext* ctx, absl::string_view method,
              grpc::ServerUnaryReactor** refused);
+  // CheckRequestBounds, also counted in clusterd_recover_rejected_total{reason="field_too_long"}.
+  // The caller answers the protocol's invalid-parameter code (409, or 413 for the §12/§13
+  // methods) or, on a stream, the gRPC status.
+  absl::Status Bounded(absl::string_view method, const google::protobuf::Message& request);
   // The result stream of an O&M operation (§12 NIC switch, §13 stress test): refused unless the
   // job is registered and runs that operation (`kind`, named `operation` in the refusal), else
   // the channel `open` returns for the job.

@@ -424,6 +424,18 @@ recovery::JobTopology RecoveryBridge::Topology(const std::string& job_id) const 
   return TopologyOf(record, executor_->HasJob(job_id));
 }
 
+std::optional<int64_t> RecoveryBridge::WorldSize(const std::string& job_id) const {
+  std::optional<recovery::JobRecovery> snap = executor_->Snapshot(job_id);
+  if (!snap.has_value()) return std::nullopt;
+  return WorldSizeOf(snap->view, ReplicasOf(job_id));
+}
+
+int64_t RecoveryBridge::ReplicasOf(const std::string& job_id) const {
+  if (jobs_ == nullptr) return 0;
+  std::optional<cluster::JobRecord> record = jobs_->FindJob(job_id);
+  return record.has_value() ? record->replicas : 0;
+}
+
 nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const {
   nlohmann::ordered_json body = {{"kind", "RecoveryList"},
                                  {"items", nlohmann::ordered_json::array()}};
@@ -433,7 +445,8 @@ nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const
     recovery::JobIdentity id =
         IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
     if (!ns.empty() && id.ns != ns) continue;
-    body["items"].push_back(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0));
+    body["items"].push_back(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
+                                         WorldSizeOf(snap->view, ReplicasOf(job_id))));
   }
   return body;
 }
@@ -459,7 +472,8 @@ absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::str
     return absl::NotFoundError(absl::StrCat("job \"", job, "\" has no recovery controller"));
   }
   recovery::JobIdentity id = IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
-  return RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0);
+  return RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
+                      WorldSizeOf(snap->view, ReplicasOf(job_id)));
 }
 
 }  // namespace clusterd::server

@@ -77,6 +77,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   RecoverySink& sink() { return sink_; }
   // The job's rank table and status, for the §12/§13 request checks.
   recovery::JobTopology Topology(const std::string& job_id) const;
+  // The job's world size (WorldSizeOf its controller's view and its replicas in the job
+  // registry), for the ReportProcessFault check; nullopt when unknown or without a controller.
+  std::optional<int64_t> WorldSize(const std::string& job_id) const;
 
   // cluster::JobFaultSink (fault centre worker thread; never blocks).
   void OnJobFaults(const cluster::JobFaultRanks& faults) override;
@@ -115,6 +118,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   void Tick();
   void WorkerLoop();
   std::optional<recovery::JobIdentity> IdentityOf(const std::string& job_id) const;
+  // The job's replicas as the job registry knows them (0 when unknown).
+  int64_t ReplicasOf(const std::string& job_id) const;
 
   store::ObjectStore& store_;
   Clock& clock_;

@@ -225,6 +225,34 @@ class RecoverServiceIntegrationTest : public ::testing::Test {
     return false;
   }
 
+  ::Status ReportFaults(const ::ProcessFaultRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ::Status resp;
+    grpc::Status st = stub_->ReportProcessFault(&ctx, req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp;
+  }
+
+  // Waits until the controller knows the job's world size (its view has the pods).
+  bool WaitWorldSize(const std::string& job, int64_t want) {
+    const absl::Time deadline = absl::Now() + kWait;
+    while (absl::Now() < deadline) {
+      std::optional<Json> r = Recovery(job);
+      if (r.has_value() && (*r)["worldSize"] == want) return true;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  }
+
+  uintmax_t LogBytes() const { return std::filesystem::file_size(proc_->log_path()); }
+
+  std::string Metrics() {
+    httplib::Client http("http://" + proc_->http_address());
+    auto res = http.Get("/metrics");
+    return res && res->status == 200 ? res->body : "";
+  }
+
   CommandResult Clusterctl(const std::string& args) {
     return RunCommand(absl::StrCat(CLUSTERCTL_BIN, " --addr ", proc_->grpc_address(), " --http ",
                                    proc_->http_address(), " ", args));
@@ -393,6 +421,110 @@ TEST_F(RecoverServiceIntegrationTest, BadInputGetsTheSpecCodesAndIsCounted) {
       R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="malformed_fault_rank"})"))
       << metrics->body.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(metrics->body, R"(reason="unregistered")"));
+}
+
+// Issue 16: a report naming ranks the job does not have is refused before the controller sees
+// it (it used to put every rank on the stream and log a line per missing pod).
+TEST_F(RecoverServiceIntegrationTest, AProcessFaultOutsideTheJobsWorldSizeIsRefused) {
+  WriteRecoverableJob();  // 2 pods of 8 NPUs: global ranks 0-15
+  ASSERT_EQ(InitWhenVisible(kJobUid).code(), 0);
+  ASSERT_EQ(Call("Register", kJobUid).code(), 0);
+  SignalReader stream(*stub_, kJobUid);
+  ASSERT_TRUE(WaitSubscribed(kJobUid));
+  ASSERT_TRUE(WaitWorldSize(kJobUid, 16));
+  const uintmax_t log_before = LogBytes();
+
+  ::ProcessFaultRequest huge;
+  huge.set_jobid(kJobUid);
+  for (int rank = 0; rank < 200000; ++rank) {
+    ::FaultRank* f = huge.add_faultranks();
+    f->set_rankid(std::to_string(rank));
+    f->set_faulttype("1");
+  }
+  ::Status too_many = ReportFaults(huge);
+  EXPECT_EQ(too_many.code(), 409);
+  EXPECT_TRUE(absl::StrContains(too_many.info(), "200000 entries")) << too_many.info();
+
+  ::Status past_the_end = ReportFault(kJobUid, "16", "1");
+  EXPECT_EQ(past_the_end.code(), 409);
+  EXPECT_TRUE(
+      absl::StrContains(past_the_end.info(), "rankId 16 is outside the job's world size 16"))
+      << past_the_end.info();
+
+  // Nothing reached the controller, and the log grew by a few lines only.
+  std::optional<Json> r = Recovery(kJobUid);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)["state"], "INIT");
+  EXPECT_EQ((*r)["faultRanks"].size(), 0u);
+  EXPECT_LT(LogBytes() - log_before, 4096u);
+  const std::string metrics = Metrics();
+  EXPECT_TRUE(absl::StrContains(
+      metrics,
+      R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="too_many_fault_ranks"} 1)"));
+  EXPECT_TRUE(absl::StrContains(
+      metrics,
+      R"(clusterd_recover_rejected_total{method="/Recover/ReportProcessFault",reason="rank_outside_world"} 1)"));
+
+  // The job's last rank, listed twice, is accepted and reaches the stream once.
+  ::ProcessFaultRequest last;
+  last.set_jobid(kJobUid);
+  for (int i = 0; i < 2; ++i) {
+    ::FaultRank* f = last.add_faultranks();
+    f->set_rankid("15");
+    f->set_faulttype("1");
+  }
+  ::Status accepted = ReportFaults(last);
+  EXPECT_EQ(accepted.code(), 0);
+  EXPECT_EQ(accepted.info(), "receive ReportProcessFault");
+  size_t seen = 0;
+  auto stop = stream.WaitFor("stopTrain", &seen);
+  ASSERT_TRUE(stop.has_value()) << absl::StrJoin(stream.Types(), ",");
+  ASSERT_EQ(stop->faultranks_size(), 1);
+  EXPECT_EQ(stop->faultranks(0).rankid(), "15");
+}
+
+// Issue 16: 50 Init calls with a 4 MiB jobId wrote 619 MB of log. An oversized string is refused
+// with the protocol's invalid-parameter code before anything logs it.
+TEST_F(RecoverServiceIntegrationTest, OversizedStringFieldsAreRefusedBeforeAnythingIsLogged) {
+  WriteRecoverableJob();
+  const std::string huge(4 * 1024 * 1024 - 1024, 'j');
+  const uintmax_t log_before = LogBytes();
+  for (int i = 0; i < 10; ++i) {
+    ::Status init = Call("Init", huge);
+    EXPECT_EQ(init.code(), 409);
+    EXPECT_EQ(init.info().substr(0, 200),
+              "jobId is 4193280 bytes, over the limit of 256, method=/Recover/Init");
+  }
+  ::Status reg = Call("Register", huge);
+  EXPECT_EQ(reg.code(), 409);
+  EXPECT_TRUE(absl::StrContains(reg.info(), "jobId is 4193280 bytes")) << reg.info().substr(0, 200);
+  {
+    // Free text has a larger bound than ids.
+    grpc::ClientContext ctx;
+    ::StopCompleteRequest req;
+    req.set_jobid(kJobUid);
+    req.mutable_status()->set_code(0);
+    req.mutable_status()->set_info(std::string(8192, 'i'));
+    ::Status resp;
+    ASSERT_TRUE(stub_->ReportStopComplete(&ctx, req, &resp).ok());
+    EXPECT_EQ(resp.code(), 409);
+    EXPECT_EQ(
+        resp.info(),
+        "status.info is 8192 bytes, over the limit of 4096, method=/Recover/ReportStopComplete");
+  }
+  {
+    SignalReader refused(*stub_, huge);
+    std::optional<grpc::Status> st = refused.WaitDone();
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_TRUE(absl::StrContains(st->error_message(), "jobId is 4193280 bytes"));
+  }
+  EXPECT_LT(LogBytes() - log_before, 16u * 1024);
+  EXPECT_TRUE(absl::StrContains(
+      Metrics(),
+      R"(clusterd_grpc_bad_requests_total{method="/Recover/Init",reason="field_too_long"} 10)"));
+  // The job itself is served as before.
+  EXPECT_EQ(InitWhenVisible(kJobUid).code(), 0);
 }
 
 TEST_F(RecoverServiceIntegrationTest, InitRefusesAJobWithRecoveryOff) {

@@ -1,7 +1,9 @@
 """The wire contract, checked from Python stubs generated from our .proto files, the way a
 real TaskD/MindIO client is built: field numbers and types, method paths, and one call to
 every method by its full path against a running clusterd."""
+import os
 import unittest
+import urllib.request
 
 import grpc
 
@@ -168,6 +170,113 @@ class CallsByFullPath(unittest.TestCase):
         self.assertEqual(ctx.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         reply = stub.HealthCheck(recover_pb2.ClientInfo(jobId="after"), timeout=5)
         self.assertEqual(reply.code, 0)
+
+
+class BadInput(unittest.TestCase):
+    """Issue 16: bad input at the gRPC boundary gets a clear answer, a metric and a bounded log."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = clusterd_harness.Clusterd()
+        cls.channel = grpc.insecure_channel(cls.server.grpc_address)
+        grpc.channel_ready_future(cls.channel).result(timeout=10)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.channel.close()
+        code = cls.server.stop()
+        if code != 0:
+            raise AssertionError("clusterd exited with %d" % code)
+
+    def raw_call(self, path, method, body):
+        """Sends `body` as the request bytes of `path`; returns the reply bytes or raises."""
+        if method.server_streaming:
+            return list(self.channel.unary_stream(path)(body, timeout=5))
+        return self.channel.unary_unary(path)(body, timeout=5)
+
+    def metrics(self):
+        with urllib.request.urlopen("http://%s/metrics" % self.server.http_address, timeout=5) as r:
+            return r.read().decode()
+
+    def log_size(self):
+        self.server.log.flush()
+        return os.path.getsize(self.server.log_path)
+
+    def test_an_undecodable_body_is_invalid_argument_naming_the_message_and_is_counted(self):
+        # A truncated varint: no message of any method parses from it.
+        garbage = b"\xff\xff\xff\xff"
+        for path, method in all_methods():
+            with self.subTest(path=path):
+                with self.assertRaises(grpc.RpcError) as ctx:
+                    self.raw_call(path, method, garbage)
+                self.assertEqual(ctx.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+                self.assertIn("request body is not a valid %s" % method.input_type.name,
+                              ctx.exception.details())
+                self.assertIn(path, ctx.exception.details())
+        body = self.metrics()
+        for path, _ in all_methods():
+            self.assertIn('clusterd_grpc_requests_total{code="INVALID_ARGUMENT",method="%s"}' % path,
+                          body)
+        self.assertIn('clusterd_grpc_bad_requests_total{method="/Recover/Init",reason="undecodable"}',
+                      body)
+        with open(self.server.log_path) as f:
+            self.assertIn("request refused: undecodable body", f.read())
+
+    def test_invalid_utf8_in_a_string_field_is_invalid_argument(self):
+        # ClientInfo.jobId (field 1) holding bytes that are not UTF-8.
+        with self.assertRaises(grpc.RpcError) as ctx:
+            self.channel.unary_unary("/Recover/Init")(b"\x0a\x02\xc3\x28", timeout=5)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("request body is not a valid ClientInfo", ctx.exception.details())
+
+    def test_a_flood_of_undecodable_bodies_writes_a_bounded_log_and_the_server_keeps_serving(self):
+        before = self.log_size()
+        call = self.channel.unary_unary("/Recover/ReportProcessFault")
+        for _ in range(150):
+            with self.assertRaises(grpc.RpcError):
+                call(b"\x12\x05ab", timeout=5)  # faultRanks of 5 bytes, 2 present
+            with self.assertRaises(grpc.RpcError):
+                call(b"\x0a\x02\xc3\x28", timeout=5)  # jobId that is not UTF-8
+        self.assertLess(self.log_size() - before, 16 * 1024)
+        stub = recover_pb2_grpc.RecoverStub(self.channel)
+        self.assertEqual(stub.HealthCheck(recover_pb2.ClientInfo(jobId="j"), timeout=5).code, 0)
+
+    def test_an_oversized_string_field_of_any_method_is_refused_without_logging_it(self):
+        # The first string field of every request (jobId, jobID, role, jobNsName, id) at 100 kB.
+        # Methods that answer with a protocol code refuse in-band (Recover 409 / 413, PubFault
+        # 409); the others with INVALID_ARGUMENT. The value is neither echoed nor logged.
+        before = self.log_size()
+        for path, method in all_methods():
+            with self.subTest(path=path):
+                module = MODULES_BY_DESCRIPTOR[method.input_type.file.name]
+                request = getattr(module, method.input_type.name)()
+                field = next(f for f in method.input_type.fields if f.type == f.TYPE_STRING)
+                setattr(request, field.name, "x" * 100000)
+                try:
+                    reply_bytes = self.raw_call(path, method, request.SerializeToString())
+                except grpc.RpcError as err:
+                    self.assertEqual(err.code(), grpc.StatusCode.INVALID_ARGUMENT, err.details())
+                    self.assertIn(field.name, err.details())
+                    self.assertIn("over the limit", err.details())
+                    self.assertLess(len(err.details()), 512)
+                    continue
+                self.assertFalse(method.server_streaming, "a stream must be refused")
+                reply_module = MODULES_BY_DESCRIPTOR[method.output_type.file.name]
+                reply = getattr(reply_module, method.output_type.name).FromString(reply_bytes)
+                self.assertIn(reply.code, (409, 413), reply.info[:200])
+                self.assertIn(field.name, reply.info)
+                self.assertIn("over the limit", reply.info)
+                self.assertLess(len(reply.info), 512)
+        self.assertLess(self.log_size() - before, 32 * 1024)
+        self.assertIn('clusterd_grpc_bad_requests_total{method="/Recover/Init",reason="field_too_long"}',
+                      self.metrics())
+
+    def test_strings_within_the_bounds_are_served_as_before(self):
+        stub = recover_pb2_grpc.RecoverStub(self.channel)
+        job = "j" * 256
+        reply = stub.HealthCheck(recover_pb2.ClientInfo(jobId=job, role="taskd"), timeout=5)
+        self.assertEqual(reply.code, 0)
+        self.assertEqual(reply.info, "jobId=%s, receive HeathCheck" % job)
 
 
 MODULES_BY_DESCRIPTOR = {m.DESCRIPTOR.name: m for m in MODULES.values()}

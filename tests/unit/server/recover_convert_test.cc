@@ -57,6 +57,68 @@ TEST(RecoverConvert, FaultRanksMustBeDecimalIntegers) {
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("x7"));
 }
 
+::ProcessFaultRequest ReportOf(std::initializer_list<const char*> ranks) {
+  ::ProcessFaultRequest req;
+  for (const char* rank : ranks) {
+    ::FaultRank* f = req.add_faultranks();
+    f->set_rankid(rank);
+    f->set_faulttype("1");
+  }
+  return req;
+}
+
+TEST(RecoverConvert, FaultRanksMustBeBelowTheWorldSize) {
+  auto ok = ParseFaultRanks(ReportOf({"0", "15", "15"}).faultranks(), 16);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->size(), 3u);  // duplicates are the controller's to collapse (§8.4)
+  auto past = ParseFaultRanks(ReportOf({"3", "16"}).faultranks(), 16);
+  EXPECT_EQ(past.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(past.status().message(), "rankId 16 is outside the job's world size 16");
+}
+
+TEST(RecoverConvert, FaultRanksOfAJobOfUnknownSizeHaveAHardBound) {
+  EXPECT_TRUE(ParseFaultRanks(ReportOf({"131071"}).faultranks()).ok());
+  auto over = ParseFaultRanks(ReportOf({"131072"}).faultranks());
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(over.status().message()),
+              ::testing::HasSubstr("world size is not known yet"));
+}
+
+TEST(RecoverConvert, AReportNamesAtMostTheLargestWorldOfRanks) {
+  ::ProcessFaultRequest req;
+  for (int64_t i = 0; i <= kMaxWorldSize; ++i) {
+    ::FaultRank* f = req.add_faultranks();
+    f->set_rankid("1");
+    f->set_faulttype("1");
+  }
+  auto many = ParseFaultRanks(req.faultranks(), 16);
+  EXPECT_EQ(many.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(many.status().message(), "131073 entries, over the limit of 131072");
+}
+
+recovery::JobView ViewWithPods(std::initializer_list<int64_t> pod_ranks, int npus_per_pod) {
+  recovery::JobView view;
+  view.exists = true;
+  view.npus_per_pod = npus_per_pod;
+  for (int64_t rank : pod_ranks) view.pods[rank].name = "pod-" + std::to_string(rank);
+  return view;
+}
+
+TEST(RecoverConvert, WorldSizeIsReplicasTimesNpusPerPod) {
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({0, 1}, 8), 2), 16);
+  // A pod being re-created is still part of the world.
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({0}, 8), 2), 16);
+  // A pod rank beyond the replicas widens it rather than refusing that pod's ranks.
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({0, 3}, 8), 2), 32);
+  // A corrupt rank index cannot lift the bound past the hard maximum.
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({0, int64_t{1} << 40}, 8), 2), kMaxWorldSize);
+}
+
+TEST(RecoverConvert, WorldSizeIsUnknownWithoutPodsOrReplicas) {
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({}, 8), 2), std::nullopt);
+  EXPECT_EQ(WorldSizeOf(ViewWithPods({0, 1}, 8), 0), std::nullopt);
+}
+
 TEST(RecoverConvert, IsolateRanksDropNonIntegers) {
   ::RecoverStatusRequest req;
   req.add_isolaterankids("4");
@@ -151,6 +213,8 @@ TEST(RecoverConvert, RecoveryJsonShowsStateStrategyFaultsAndHistory) {
   EXPECT_EQ(j["strategy"], "recover");
   EXPECT_EQ(j["uuid"], "U-1");
   EXPECT_EQ(j["subscribed"], true);
+  EXPECT_TRUE(j["worldSize"].is_null());
+  EXPECT_EQ(RecoveryJson(id, job, true, 16)["worldSize"], 16);
   EXPECT_EQ(j["faultRanks"].dump(), R"([{"rank":8,"type":1}])");
   ASSERT_EQ(j["history"].size(), 1u);
   EXPECT_EQ(j["history"][0]["at"], "2023-11-14T22:13:20.123Z");
