@@ -253,6 +253,11 @@ JobRecovery ReadRecord(const ordered_json& r) {
     job.mailboxes.stress_result.slot = StressReport{ReadStressResults(m.at("stressResult"))};
   }
   if (m.contains("scheduleResult")) job.mailboxes.schedule_result = m.at("scheduleResult");
+  // Absent from records written before reports were tied to their cycle: take a cycle in flight
+  // as signalled (its record was almost always first written for its first signal), so that the
+  // reports kept for it stay valid.
+  job.cycle_signalled =
+      r.contains("cycleSignalled") ? r.at("cycleSignalled").get<bool>() : job.state != State::kInit;
 
   job.hw_snapshot = r.at("hwSnapshot").get<std::set<std::string>>();
   job.ever_subscribed = r.at("everSubscribed").get<bool>();
@@ -332,6 +337,7 @@ ordered_json RecordToJson(const JobRecovery& job) {
   }
   r["hwFaultPods"] = job.hw_fault_pods;
   r["mailboxes"] = MailboxesJson(job.mailboxes);
+  r["cycleSignalled"] = job.cycle_signalled;
   r["hwSnapshot"] = job.hw_snapshot;
   r["everSubscribed"] = job.ever_subscribed;
   r["cycles"] = job.cycles;

@@ -348,6 +348,7 @@ TEST_F(ExecutorTest, FaultJobInfoEntryRemovedTenSecondsAfterRecoverSuccess) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
   ex.RunPending();
   clock_.Advance(absl::Seconds(1));
@@ -381,6 +382,7 @@ TEST_F(ExecutorTest, FaultJobInfoRecordsTheSuperPodNodeSetsBeforeTheGlobalFault)
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
   ex.RunPending();
   clock_.Advance(absl::Seconds(1));

@@ -228,5 +228,28 @@ TEST(Resume, HeldSignalFailsWhenTheClientNeverComesBack) {
   EXPECT_FALSE(r.job().resumed);
 }
 
+// The cut of quirk 3 survives a restart: a cycle that had signalled keeps taking its reports
+// (sent to the new process before the Subscribe), an idle job keeps dropping stale ones.
+TEST(Record, KeepsWhetherTheCycleHasSignalled) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  EXPECT_FALSE(RecordFromJson(RecordToJson(h.job()))->cycle_signalled);
+  h.ProcessFault({{10, 1}});
+  ASSERT_TRUE(h.job().cycle_signalled);
+  EXPECT_TRUE(RecordFromJson(RecordToJson(h.job()))->cycle_signalled);
+}
+
+TEST(Record, AnOlderRecordCountsACycleInFlightAsSignalled) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  nlohmann::ordered_json idle = RecordToJson(h.job());
+  idle.erase("cycleSignalled");
+  EXPECT_FALSE(RecordFromJson(idle)->cycle_signalled);
+  h.ProcessFault({{10, 1}});
+  nlohmann::ordered_json in_flight = RecordToJson(h.job());
+  in_flight.erase("cycleSignalled");
+  EXPECT_TRUE(RecordFromJson(in_flight)->cycle_signalled);
+}
+
 }  // namespace
 }  // namespace clusterd::recovery
