@@ -433,9 +433,26 @@ nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const
     recovery::JobIdentity id =
         IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
     if (!ns.empty() && id.ns != ns) continue;
-    body["items"].push_back(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0));
+    body["items"].push_back(
+        WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0), job_id));
   }
   return body;
+}
+
+nlohmann::ordered_json RecoveryBridge::WithDurability(nlohmann::ordered_json item,
+                                                      const std::string& job_id) const {
+  // `recordDurable` false: the job's record cannot be written, its signals and answers are held
+  // (recovery::RecoveryExecutor::RecordDurability); the job is not ready for a recovery.
+  const recovery::RecoveryExecutor::Durability d =
+      executor_->RecordDurability(job_id).value_or(recovery::RecoveryExecutor::Durability{});
+  item["recordDurable"] = d.durable;
+  if (!d.durable) {
+    item["recordError"] = d.error;
+    item["recordFailedWrites"] = d.failures;
+    item["recordHeldSince"] =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", d.since, absl::UTCTimeZone());
+  }
+  return item;
 }
 
 absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::string& job,
@@ -459,7 +476,7 @@ absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::str
     return absl::NotFoundError(absl::StrCat("job \"", job, "\" has no recovery controller"));
   }
   recovery::JobIdentity id = IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
-  return RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0);
+  return WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0), job_id);
 }
 
 }  // namespace clusterd::server

@@ -115,6 +115,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   void Tick();
   void WorkerLoop();
   std::optional<recovery::JobIdentity> IdentityOf(const std::string& job_id) const;
+  // `item` (a RecoveryJson) with the job's record durability.
+  nlohmann::ordered_json WithDurability(nlohmann::ordered_json item,
+                                        const std::string& job_id) const;
 
   store::ObjectStore& store_;
   Clock& clock_;
