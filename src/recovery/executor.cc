@@ -164,6 +164,8 @@ std::vector<std::string> RecoveryExecutor::Jobs() const {
 
 absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& config) {
   if (HasJob(id.job_id)) return absl::OkStatus();
+  // A job whose record cannot even be named could never be durable (see CommandTiming).
+  if (absl::Status named = CheckRecordName(id.job_id); !named.ok()) return named;
   auto job = std::make_shared<Job>();
   job->id = id;
   JobRecovery state = NewJobRecovery(id.job_id, config);

@@ -364,6 +364,15 @@ std::string RecordConfigMapName(std::string_view job_id) {
   return absl::AsciiStrToLower(absl::StrCat(Sv(kRecordPrefix), Sv(job_id)));
 }
 
+absl::Status CheckRecordName(std::string_view job_id) {
+  // The store's own rule, so that what is accepted here is what the store will write.
+  store::Object probe = RecordConfigMap(job_id, "default", "");
+  absl::Status valid = store::ValidateObject(store::kConfigMaps, probe);
+  if (valid.ok()) return valid;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "jobId \"", Sv(job_id), "\" cannot name its recovery record: ", valid.message()));
+}
+
 store::Object RecordConfigMap(const JobRecovery& job, std::string_view ns) {
   return RecordConfigMap(job.job_id, ns, CanonicalJson(RecordToJson(job)));
 }

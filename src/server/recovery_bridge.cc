@@ -218,6 +218,11 @@ absl::StatusOr<std::pair<recovery::JobIdentity, store::Object>> RecoveryBridge::
 }
 
 RecoveryBridge::Answer RecoveryBridge::Init(const std::string& job_id) {
+  // Refused before anything else: such a job could be served only without a durable record.
+  if (absl::Status named = recovery::CheckRecordName(job_id); !named.ok()) {
+    return {recovery::kCodeInvalidReqParam,
+            absl::StrCat("job(uid=", job_id, ") init failed: ", named.message())};
+  }
   {
     absl::MutexLock lock(&mu_);
     if (inited_.contains(job_id)) return {0, recovery::InitSuccessInfo(job_id)};
@@ -244,6 +249,10 @@ RecoveryBridge::Answer RecoveryBridge::Init(const std::string& job_id) {
 
 RecoveryBridge::Answer RecoveryBridge::Register(const std::string& job_id) {
   static constexpr char kRegisterSuccess[] = "register success";
+  if (absl::Status named = recovery::CheckRecordName(job_id); !named.ok()) {
+    return {recovery::kCodeInvalidReqParam,
+            absl::StrCat("jobId=", job_id, " register err:", named.message())};
+  }
   if (executor_->HasJob(job_id)) return {0, kRegisterSuccess};
   std::optional<InitRecord> init;
   {

@@ -589,5 +589,14 @@ TEST_F(ExecutorTest, AKillWhileTheRecordCannotBeWrittenLeavesNoSignalBehind) {
   EXPECT_EQ(*ex.RestoreAll(), 0);
 }
 
+TEST_F(ExecutorTest, AJobIdThatCannotNameItsRecordGetsNoController) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  const absl::Status added =
+      ex.AddJob(JobIdentity{"job_7", "ns", "demo-j", "demo"}, MakeConfig("recover"));
+  EXPECT_EQ(added.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("DNS-1123"));
+  EXPECT_FALSE(ex.HasJob("job_7"));
+}
+
 }  // namespace
 }  // namespace clusterd::recovery

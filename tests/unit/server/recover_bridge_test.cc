@@ -373,5 +373,16 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   bridge.Stop();
 }
 
+TEST_F(RecoveryBridgeTest, InitAndRegisterRefuseAJobIdThatCannotNameItsRecord) {
+  ASSERT_TRUE(bridge_.Start(false).ok());
+  RecoveryBridge::Answer init = bridge_.Init("job_7");
+  EXPECT_EQ(init.code, recovery::kCodeInvalidReqParam);
+  EXPECT_THAT(init.info, HasSubstr("job(uid=job_7) init failed: jobId \"job_7\" cannot name"));
+  RecoveryBridge::Answer reg = bridge_.Register("job_7");
+  EXPECT_EQ(reg.code, recovery::kCodeInvalidReqParam);
+  EXPECT_THAT(reg.info, HasSubstr("jobId=job_7 register err:"));
+  EXPECT_THAT(reg.info, HasSubstr("DNS-1123"));
+}
+
 }  // namespace
 }  // namespace clusterd::server
