@@ -386,6 +386,12 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   const bool retried = Eventually([&] { return record_errors() >= 3; });
   const std::vector<::ProcessManageSignal> before_kill = driver_->signals();
   const bool answered_before_kill = answered;
+  auto describe = [&] {
+    return clusterd::testing::RunCommand(absl::StrCat(CLUSTERCTL_BIN, " --addr ", grpc_address_,
+                                                      " --http ", http_address_, " describe job ",
+                                                      kJob));
+  };
+  const clusterd::testing::CommandResult held_view = describe();
 
   proc_->Signal(SIGKILL);
   ASSERT_TRUE(proc_->Wait(absl::Seconds(10)).ok());
@@ -393,6 +399,9 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   EXPECT_TRUE(held) << Recovery().dump();
   EXPECT_TRUE(retried) << record_errors();
   EXPECT_FALSE(answered_before_kill);
+  EXPECT_EQ(held_view.exit_code, 0) << held_view.output;
+  EXPECT_TRUE(absl::StrContains(held_view.output, "Record:     NOT DURABLE since"))
+      << held_view.output;
   EXPECT_FALSE(report_status.ok());  // the transport error a client retries
   EXPECT_EQ(std::count_if(before_kill.begin(), before_kill.end(), OfType("stopTrain")), 0);
   EXPECT_EQ(std::count_if(before_kill.begin(), before_kill.end(), OfType("globalFault")), 0);
@@ -411,6 +420,8 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   Json record = Json::parse((*cm)["data"].value("record.json", ""), nullptr, false);
   EXPECT_EQ(record.value("uuid", ""), stop->uuid());
   EXPECT_EQ(Recovery().value("recordDurable", false), true);
+  const clusterd::testing::CommandResult durable_view = describe();
+  EXPECT_TRUE(absl::StrContains(durable_view.output, "Record:     durable")) << durable_view.output;
 }
 
 }  // namespace
