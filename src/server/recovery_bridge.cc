@@ -450,10 +450,11 @@ nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const
 
 nlohmann::ordered_json RecoveryBridge::WithDurability(nlohmann::ordered_json item,
                                                       const std::string& job_id) const {
-  // `recordDurable` false: the job's record cannot be written, its signals and answers are held
-  // (recovery::RecoveryExecutor::RecordDurability); the job is not ready for a recovery.
+  // Not ready while the job's record cannot be written: its signals and answers are held
+  // (recovery::RecoveryExecutor::RecordDurability). `recordDurable` says why.
   const recovery::RecoveryExecutor::Durability d =
       executor_->RecordDurability(job_id).value_or(recovery::RecoveryExecutor::Durability{});
+  item["ready"] = d.durable;
   item["recordDurable"] = d.durable;
   if (!d.durable) {
     item["recordError"] = d.error;

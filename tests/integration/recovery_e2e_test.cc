@@ -380,7 +380,8 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   });
   const bool held = Eventually([&] {
     const Json r = Recovery();
-    return r.is_object() && r.value("recordDurable", true) == false;
+    return r.is_object() && r.value("ready", true) == false &&
+           r.value("recordDurable", true) == false;
   });
   // Retried with back-off, not given up: several failed writes, still nothing out.
   const bool retried = Eventually([&] { return record_errors() >= 3; });
@@ -400,7 +401,7 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   EXPECT_TRUE(retried) << record_errors();
   EXPECT_FALSE(answered_before_kill);
   EXPECT_EQ(held_view.exit_code, 0) << held_view.output;
-  EXPECT_TRUE(absl::StrContains(held_view.output, "Record:     NOT DURABLE since"))
+  EXPECT_TRUE(absl::StrContains(held_view.output, "Ready:      NO: record not durable since"))
       << held_view.output;
   EXPECT_FALSE(report_status.ok());  // the transport error a client retries
   EXPECT_EQ(std::count_if(before_kill.begin(), before_kill.end(), OfType("stopTrain")), 0);
@@ -421,7 +422,8 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
   EXPECT_EQ(record.value("uuid", ""), stop->uuid());
   EXPECT_EQ(Recovery().value("recordDurable", false), true);
   const clusterd::testing::CommandResult durable_view = describe();
-  EXPECT_TRUE(absl::StrContains(durable_view.output, "Record:     durable")) << durable_view.output;
+  EXPECT_TRUE(absl::StrContains(durable_view.output, "Ready:      yes (record durable)"))
+      << durable_view.output;
 }
 
 }  // namespace

@@ -348,6 +348,7 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   EXPECT_TRUE(s.channel->TakeQueuedForTest().empty());
   auto view = bridge.RecoveryOf(kJob, "");
   ASSERT_TRUE(view.ok());
+  EXPECT_EQ((*view)["ready"], false);
   EXPECT_EQ((*view)["recordDurable"], false);
   EXPECT_THAT((*view)["recordError"].get<std::string>(), HasSubstr("read-only file system"));
   EXPECT_EQ((*view)["recordFailedWrites"], 1);
@@ -368,6 +369,7 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   EXPECT_EQ(queued.front().signaltype(), "stopTrain");
   EXPECT_EQ(reply.code, 0);
   view = bridge.RecoveryOf(kJob, "");
+  EXPECT_EQ((*view)["ready"], true);
   EXPECT_EQ((*view)["recordDurable"], true);
   EXPECT_FALSE((*view).contains("recordError"));
   bridge.Stop();
