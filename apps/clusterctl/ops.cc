@@ -262,6 +262,17 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
             .c_str(),
         static_cast<long long>(recovery.value("cycles", 0)),
         recovery.value("subscribed", false) ? "yes" : "no");
+    // Not ready while its record cannot be written: its signals and answers are held.
+    if (recovery.value("ready", true)) {
+      std::printf("  Ready:      yes (record durable)\n");
+    } else {
+      std::printf(
+          "  Ready:      NO: record not durable since %s (%lld failed writes: %s); signals and "
+          "answers held\n",
+          recovery.value("recordHeldSince", "").c_str(),
+          static_cast<long long>(recovery.value("recordFailedWrites", 0)),
+          recovery.value("recordError", "").c_str());
+    }
   } else {
     std::printf("Recovery:     <no controller: no client has registered>\n");
   }

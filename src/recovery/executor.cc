@@ -1,5 +1,7 @@
 #include "recovery/executor.h"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -55,6 +57,13 @@ Histogram& FirstSignalLatency() {
   return histogram;
 }
 
+Gauge& NotDurableJobs() {
+  static Gauge& gauge = MetricsRegistry::Default().GetGauge(
+      "clusterd_recovery_jobs_not_durable",
+      "Jobs whose recovery record cannot be written now: their signals and answers are held");
+  return gauge;
+}
+
 Counter& SignalCounter(const std::string& type) {
   return MetricsRegistry::Default().GetCounter("clusterd_recovery_signals_total",
                                                "ProcessManageSignals written, by signalType",
@@ -68,6 +77,12 @@ Counter& SignalCounter(const std::string& type) {
 // record once per step (as the steps come) put two record writes and a pod label on the way
 // from a ReportProcessFault to its first signal; now the record is written when something
 // visible needs it and when the strand goes idle, so a report costs one record write.
+//
+// Without exception: when the record cannot be written, a kAfterRecord command, the rest of its
+// step, the answers waiting for the record and the batch's labels are held, the job's further
+// events wait in its inbox, and the write is retried with back-off on the clock; the moment it
+// succeeds everything held is carried out in order and the inbox is taken up again. A SIGKILL
+// meanwhile loses the unwritten state, but no client has seen anything of it.
 //
 // * kAfterRecord: the record is written first (signals, pushes, stream ends, forgetting).
 // * kWithRecord: answers to the job's RPCs go out right after the next record write, so a
@@ -149,6 +164,8 @@ std::vector<std::string> RecoveryExecutor::Jobs() const {
 
 absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& config) {
   if (HasJob(id.job_id)) return absl::OkStatus();
+  // A job whose record cannot even be named could never be durable (see CommandTiming).
+  if (absl::Status named = CheckRecordName(id.job_id); !named.ok()) return named;
   auto job = std::make_shared<Job>();
   job->id = id;
   JobRecovery state = NewJobRecovery(id.job_id, config);
@@ -170,6 +187,7 @@ absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& co
     absl::MutexLock lock(&job->mu);
     job->last_record = record->value(
         store::Object::json_pointer("/data/" + std::string(kRecordKey)), std::string());
+    if (restored.ok()) job->recorded_uuid = restored->uuid;
   }
   {
     absl::MutexLock lock(&job->mu);
@@ -238,61 +256,84 @@ absl::Status RecoveryExecutor::RefreshView(const std::string& job_id) {
 }
 
 void RecoveryExecutor::QueueDueTimers(Job& job) {
+  // Held: the inbox is not taken up, and the timers stay due (queued once the record is written).
+  if (!job.durability.durable) return;
   const absl::Time now = clock_.Now();
   for (const auto& [kind, at] : job.state.timers) {
     if (at <= now) job.inbox.push_back(TimerFired{kind, at});
   }
 }
 
+bool RecoveryExecutor::CarryOut(Job& job, Command& command, absl::Time posted_at, bool* signalled) {
+  switch (TimingOf(command)) {
+    case CommandTiming::kNow:
+      Execute(job, command);
+      return true;
+    case CommandTiming::kAfterRecord:
+      if (!Persist(job)) return false;
+      Answer(job);
+      Execute(job, command);
+      if (posted_at != absl::InfiniteFuture() && !*signalled &&
+          std::holds_alternative<SendSignal>(command)) {
+        *signalled = true;
+        FirstSignalLatency().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
+      }
+      return true;
+    case CommandTiming::kWithRecord:
+      job.replies.push_back(std::move(command));
+      return true;
+    case CommandTiming::kAtEnd:
+      job.at_end.push_back(std::move(command));
+      return true;
+  }
+  return true;
+}
+
+void RecoveryExecutor::Answer(Job& job) {
+  std::vector<Command> replies = std::exchange(job.replies, {});
+  for (const Command& c : replies) Execute(job, c);
+}
+
 size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
-  size_t processed = 0;
   absl::MutexLock lock(&job->mu);
-  // Replies wait for the next record write, pod / node labels for the batch's end (see
-  // CommandTiming).
-  std::vector<Command> after_record;
-  std::vector<Command> at_end;
   // Metrics only (on the executor's clock, real in clusterd).
-  const absl::Time posted_at = std::exchange(job->posted_at, absl::InfiniteFuture());
-  const bool timed = posted_at != absl::InfiniteFuture();
-  if (timed) QueueWait().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
+  absl::Time posted_at = absl::InfiniteFuture();
   bool signalled = false;
-  auto answer = [&] {
-    for (const Command& c : after_record) Execute(*job, c);
-    after_record.clear();
-  };
+  bool released = false;
+  if (!job->durability.durable) {
+    // Held (see CommandTiming): nothing moves until the record is written.
+    if (clock_.Now() < job->durability.next_retry) return 0;
+    if (!Persist(*job)) return 0;
+    released = true;
+    std::vector<Command> held = std::exchange(job->held, {});
+    // The record now holds the state these commands came from: none of them can stop again.
+    for (Command& c : held) CarryOut(*job, c, posted_at, &signalled);
+    QueueDueTimers(*job);
+  }
+  size_t processed = 0;
+  posted_at = std::exchange(job->posted_at, absl::InfiniteFuture());
+  if (posted_at != absl::InfiniteFuture()) {
+    QueueWait().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
+  }
   while (!job->inbox.empty()) {
     Event event = std::move(job->inbox.front());
     job->inbox.pop_front();
     Step step = Advance(job->state, event, clock_.Now());
     job->state = std::move(step.next);
     ++processed;
-    for (Command& c : step.commands) {
-      switch (TimingOf(c)) {
-        case CommandTiming::kNow:
-          Execute(*job, c);
-          break;
-        case CommandTiming::kAfterRecord:
-          Persist(*job);
-          answer();
-          Execute(*job, c);
-          if (timed && !signalled && std::holds_alternative<SendSignal>(c)) {
-            signalled = true;
-            FirstSignalLatency().Observe(absl::ToDoubleSeconds(clock_.Now() - posted_at));
-          }
-          break;
-        case CommandTiming::kWithRecord:
-          after_record.push_back(std::move(c));
-          break;
-        case CommandTiming::kAtEnd:
-          at_end.push_back(std::move(c));
-          break;
-      }
+    for (size_t i = 0; i < step.commands.size(); ++i) {
+      if (CarryOut(*job, step.commands[i], posted_at, &signalled)) continue;
+      // The record this command needs is not in the store: it and the rest of its step wait.
+      job->held.assign(std::make_move_iterator(step.commands.begin() + i),
+                       std::make_move_iterator(step.commands.end()));
+      return processed;
     }
   }
-  if (processed == 0) return 0;
+  if (processed == 0 && !released) return 0;
   // The strand goes idle with its record in the store and every reply sent.
-  Persist(*job);
-  answer();
+  if (!Persist(*job)) return processed;
+  Answer(*job);
+  std::vector<Command> at_end = std::exchange(job->at_end, {});
   for (const Command& c : at_end) Execute(*job, c);
   return processed;
 }
@@ -336,10 +377,16 @@ size_t RecoveryExecutor::RunDue() {
   return RunPending();
 }
 
-void RecoveryExecutor::Persist(Job& job) {
-  if (job.state.state == State::kInit && job.last_record.empty()) return;
+bool RecoveryExecutor::Persist(Job& job) {
+  if (job.state.state == State::kInit && job.last_record.empty()) {
+    RecordDurable(job);
+    return true;
+  }
   const std::string text = CanonicalJson(RecordToJson(job.state));
-  if (text == job.last_record) return;
+  if (text == job.last_record) {
+    RecordDurable(job);
+    return true;
+  }
   store::Object cm = RecordConfigMap(job.state.job_id, job.id.ns, text);
   cm["metadata"]["annotations"]["podGroup"] = job.id.pod_group_name;
   cm["metadata"]["annotations"]["jobName"] = job.id.job_name;
@@ -353,13 +400,47 @@ void RecoveryExecutor::Persist(Job& job) {
     written = store_.Create(store::kConfigMaps, cm);
   }
   if (!written.ok()) {
-    // The cycle goes on; only its durability is lost until the next successful write.
-    LogError(kComponent, "recovery record not written",
-             {{"job", job.id.job_id}, {"error", written.status()}});
-    ErrorCounter("record").Increment();
-    return;
+    RecordFailed(job, written.status());
+    return false;
   }
   job.last_record = text;
+  job.recorded_uuid = job.state.uuid;
+  RecordDurable(job);
+  return true;
+}
+
+void RecoveryExecutor::RecordFailed(Job& job, const absl::Status& error) {
+  ErrorCounter("record").Increment();
+  Durability& d = job.durability;
+  const absl::Time now = clock_.Now();
+  const absl::Duration backoff =
+      std::min(kRecordRetryMax, kRecordRetryFirst * (int64_t{1} << std::min(d.failures, 16)));
+  ++d.failures;
+  d.error = error.ToString();
+  d.next_retry = now + backoff;
+  if (d.durable) {
+    // One line per streak: the retries are counted, not logged.
+    d.durable = false;
+    d.since = now;
+    NotDurableJobs().Add(1);
+    LogError(kComponent, "recovery record not written: the job's signals and answers are held",
+             {{"job", job.id.job_id},
+              {"state", StateName(job.state.state)},
+              {"error", error},
+              {"retry_in", absl::FormatDuration(backoff)}});
+  }
+  Wake(job.id.job_id, d.next_retry);
+}
+
+void RecoveryExecutor::RecordDurable(Job& job) {
+  Durability& d = job.durability;
+  if (d.durable) return;
+  NotDurableJobs().Add(-1);
+  LogInfo(kComponent, "recovery record written: held signals and answers released",
+          {{"job", job.id.job_id},
+           {"failed_writes", d.failures},
+           {"held_for", absl::FormatDuration(clock_.Now() - d.since)}});
+  d = Durability{};
 }
 
 bool RecoveryExecutor::WriteReset(const Job& job, const WriteResetConfig& write) {
@@ -552,6 +633,8 @@ void RecoveryExecutor::WorkerLoop() {
         for (const auto& [kind, at] : job->state.timers) {
           if (at > now && at < next) next = at;
         }
+        // Held: the record's retry, and the timers that fell due meanwhile once it is written.
+        if (!job->durability.durable) next = std::min(next, job->durability.next_retry);
       }
       if (next != absl::InfiniteFuture()) Wake(*key, next);
     }
@@ -584,7 +667,15 @@ std::string RecoveryExecutor::CurrentUuid(const std::string& job_id) const {
   std::shared_ptr<Job> job = Find(job_id);
   if (job == nullptr) return "";
   absl::MutexLock lock(&job->mu);
-  return job->state.uuid;
+  return job->durability.durable ? job->state.uuid : job->recorded_uuid;
+}
+
+std::optional<RecoveryExecutor::Durability> RecoveryExecutor::RecordDurability(
+    const std::string& job_id) const {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) return std::nullopt;
+  absl::MutexLock lock(&job->mu);
+  return job->durability;
 }
 
 }  // namespace clusterd::recovery

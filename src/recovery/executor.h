@@ -115,16 +115,46 @@ class RecoveryExecutor {
 
   // A copy of the job's controller state (for `clusterctl get recovery`, tests).
   std::optional<JobRecovery> Snapshot(const std::string& job_id) const;
-  // The job's current uuid, for keep-alives ("" when unknown).
+  // The job's current uuid, for keep-alives ("" when unknown). While the record is not durable,
+  // the uuid of the record in the store: a keep-alive must not announce a cycle the store does
+  // not know either.
   std::string CurrentUuid(const std::string& job_id) const;
+
+  // Whether the job's record holds its current state. While it cannot be written (disk full,
+  // read-only volume, an I/O error, a name the store refuses), everything a client can act on
+  // (signals, O&M pushes, stream ends, RPC answers) is held and the job's further events wait;
+  // the write is retried with back-off on the clock, and what was held leaves, in order, the
+  // moment it succeeds.
+  struct Durability {
+    bool durable = true;
+    int failures = 0;       // consecutive failed writes of the record
+    std::string error;      // the last one's
+    absl::Time since;       // the first failure of the streak
+    absl::Time next_retry;  // when the write is tried again
+  };
+  std::optional<Durability> RecordDurability(const std::string& job_id) const;
+
+  // Back-off of the record write retries: doubling from the first to the last, then steady.
+  static constexpr absl::Duration kRecordRetryFirst = absl::Milliseconds(250);
+  static constexpr absl::Duration kRecordRetryMax = absl::Seconds(8);
 
  private:
   struct Job {
     JobIdentity id;
     absl::Mutex mu;  // the strand: held while the job's events are processed
     JobRecovery state ABSL_GUARDED_BY(mu);
-    std::string last_record ABSL_GUARDED_BY(mu);  // what is in the store
+    std::string last_record ABSL_GUARDED_BY(mu);    // what is in the store
+    std::string recorded_uuid ABSL_GUARDED_BY(mu);  // the uuid in last_record
     std::deque<Event> inbox ABSL_GUARDED_BY(mu);
+    // Commands waiting for the record (see CommandTiming in executor.cc): answers for the next
+    // record write, pod / node labels for the end of the batch, and `held`, the rest of a step
+    // stopped because the record it needed could not be written. While `durability.durable` is
+    // false the inbox is not taken up: nothing the machine does after a state the store does not
+    // hold can leave before that state.
+    std::vector<Command> replies ABSL_GUARDED_BY(mu);
+    std::vector<Command> at_end ABSL_GUARDED_BY(mu);
+    std::vector<Command> held ABSL_GUARDED_BY(mu);
+    Durability durability ABSL_GUARDED_BY(mu);
     // When the oldest event still in the inbox was posted (for the latency metrics).
     absl::Time posted_at ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
   };
@@ -136,7 +166,16 @@ class RecoveryExecutor {
   std::shared_ptr<Job> Find(const std::string& job_id) const;
   size_t Drain(const std::shared_ptr<Job>& job);
   void QueueDueTimers(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
-  void Persist(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  // Writes the record if the state changed since the last write; false when the write failed
+  // (the job is then not durable and a retry is armed).
+  bool Persist(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void RecordFailed(Job& job, const absl::Status& error) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void RecordDurable(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  // Carries out `command` by its timing; false (and nothing done) when it needs the record and
+  // the record could not be written. `signalled` and `posted_at` feed the first-signal metric.
+  bool CarryOut(Job& job, Command& command, absl::Time posted_at, bool* signalled)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
+  void Answer(Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   void Execute(Job& job, const Command& command) ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   bool WriteReset(const Job& job, const WriteResetConfig& write);
   bool Patch(const store::ObjectKey& key, const store::Object& patch, int attempts);

@@ -194,6 +194,10 @@ struct JobRecovery {
   std::set<int64_t> hw_fault_pods;  // pods with a fault in the latest hardware delivery
 
   Mailboxes mailboxes;
+  // The cycle's first signal (or O&M push) has been emitted. Reports arriving before it answer
+  // nothing of this cycle and are dropped (quirk 3 bounded, see MachineRun::Deliver); a reset
+  // clears it with the mailboxes.
+  bool cycle_signalled = false;
 
   // Survives resets (only job deletion forgets them).
   std::set<std::string> hw_snapshot;  // §8.1 step 4 keys "rankId_faultType"

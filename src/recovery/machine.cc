@@ -264,7 +264,13 @@ void MachineRun::Reset(std::string_view reason, bool deletion, uint64_t keep_str
 
 std::string MachineRun::NewUuid() { return MakeUuid(s_.job_id, now_, ++s_.cycles); }
 
+void MachineRun::NoteCycleSignal() {
+  // preExitProcess goes out in INIT, before any cycle: it is not what a report answers.
+  if (s_.state != State::kInit) s_.cycle_signalled = true;
+}
+
 void MachineRun::Send(Signal signal) {
+  NoteCycleSignal();
   const uint64_t id = NextId();
   s_.phase = Phase::kAwaitSignal;
   s_.awaiting_signal = id;
@@ -278,9 +284,13 @@ void MachineRun::Send(Signal signal) {
   Emit(SendSignal{id, std::move(signal), true});
 }
 
-void MachineRun::SendNoWait(Signal signal) { Emit(SendSignal{NextId(), std::move(signal), false}); }
+void MachineRun::SendNoWait(Signal signal) {
+  NoteCycleSignal();
+  Emit(SendSignal{NextId(), std::move(signal), false});
+}
 
 void MachineRun::AwaitPush(uint64_t id) {
+  NoteCycleSignal();
   s_.phase = Phase::kAwaitSignal;
   s_.awaiting_signal = id;
   s_.pending_signal.reset();

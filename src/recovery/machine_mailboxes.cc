@@ -1,5 +1,6 @@
 // §6.5 report mailboxes (capacity 1, early reports kept, later ones wait or get 599 at a reset)
-// and the report inputs that fill them.
+// and the report inputs that fill them. A report from before the cycle's first signal is dropped
+// (quirk 3 bounded, DropIfBeforeCycle).
 
 #include "absl/strings/str_cat.h"
 #include "recovery/machine_run.h"
@@ -11,8 +12,26 @@ namespace clusterd::recovery {
 // ---------------------------------------------------------------------------------------------
 // Mailboxes (§6.5).
 
+// The report messages carry no uuid (§2.2), so time is the only tie between a report and the
+// cycle it answers, and the cut is the cycle's first signal: every report of the protocol answers
+// a signal, so one that arrives before the cycle sent any answers an earlier cycle (or none). The
+// reference keeps it for the next wait on its mailbox, where a stale StopComplete,
+// RecoverStrategy or RecoverStatus moves a cycle the client never answered, up to
+// recover-success. Such a report is acknowledged as the reference would (a client sees no
+// difference; the Python toolkit would otherwise re-register and send it again) and dropped with
+// a note (log line, clusterd_recovery_notes_total{kind="stale_report"}). A report sent after the
+// signal but before the machine waits for it is kept, as before.
+bool MachineRun::DropIfBeforeCycle(uint64_t ticket, std::string_view what, std::string info) {
+  if (s_.cycle_signalled) return false;
+  Reply(ticket, kCodeOk, std::move(info));
+  AddNote("stale_report", absl::StrCat(Sv(what), " arrived before the cycle's first signal (state ",
+                                       Sv(StateName(s_.state)), "): dropped"));
+  return true;
+}
+
 template <typename T>
 void MachineRun::Deliver(Mailbox<T>& box, T report, uint64_t ticket, std::string_view what) {
+  if (DropIfBeforeCycle(ticket, what, ReportReceivedInfo(s_.job_id, s_.uuid, what))) return;
   if (!box.slot.has_value()) {
     box.slot = std::move(report);
     Reply(ticket, kCodeOk, ReportReceivedInfo(s_.job_id, s_.uuid, what));
@@ -164,6 +183,7 @@ void MachineRun::On(const RecoverStatusReported& e) {
 }
 
 void MachineRun::On(const SwitchNicResultReplied& e) {
+  if (DropIfBeforeCycle(e.ticket, "ReplySwitchNicResult", std::string(kInfoReplySuccess))) return;
   Mailbox<NicReport>& box = s_.mailboxes.nic_result;
   if (!box.slot.has_value()) {
     box.slot = NicReport{e.result};
@@ -177,6 +197,7 @@ void MachineRun::On(const SwitchNicResultReplied& e) {
 }
 
 void MachineRun::On(const StressTestResultReplied& e) {
+  if (DropIfBeforeCycle(e.ticket, "ReplyStressTestResult", std::string(kInfoReplySuccess))) return;
   Mailbox<StressReport>& box = s_.mailboxes.stress_result;
   if (!box.slot.has_value()) {
     box.slot = StressReport{e.results};

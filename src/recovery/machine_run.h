@@ -89,6 +89,7 @@ class MachineRun {
   void Send(Signal signal);        // awaited
   void SendNoWait(Signal signal);  // result only logged
   void AwaitPush(uint64_t id);     // an OM push was emitted with `id`
+  void NoteCycleSignal();          // a signal or push of the cycle is emitted
   void WriteReset(WritePurpose purpose, ResetOperation op, std::vector<int64_t> ranks,
                   bool restart_fault_process, int attempts);
   void WriteResetNoWait(ResetOperation op, std::vector<int64_t> ranks, bool restart_fault_process);
@@ -107,6 +108,7 @@ class MachineRun {
   void Deliver(Mailbox<T>& box, T report, uint64_t ticket, std::string_view what);
   template <typename T>
   T Take(Mailbox<T>& box, std::string_view what);
+  bool DropIfBeforeCycle(uint64_t ticket, std::string_view what, std::string info);
   void TryConsumeReports();
   void FailBlockedReports();
 

@@ -253,6 +253,11 @@ JobRecovery ReadRecord(const ordered_json& r) {
     job.mailboxes.stress_result.slot = StressReport{ReadStressResults(m.at("stressResult"))};
   }
   if (m.contains("scheduleResult")) job.mailboxes.schedule_result = m.at("scheduleResult");
+  // Absent from records written before reports were tied to their cycle: take a cycle in flight
+  // as signalled (its record was almost always first written for its first signal), so that the
+  // reports kept for it stay valid.
+  job.cycle_signalled =
+      r.contains("cycleSignalled") ? r.at("cycleSignalled").get<bool>() : job.state != State::kInit;
 
   job.hw_snapshot = r.at("hwSnapshot").get<std::set<std::string>>();
   job.ever_subscribed = r.at("everSubscribed").get<bool>();
@@ -332,6 +337,7 @@ ordered_json RecordToJson(const JobRecovery& job) {
   }
   r["hwFaultPods"] = job.hw_fault_pods;
   r["mailboxes"] = MailboxesJson(job.mailboxes);
+  r["cycleSignalled"] = job.cycle_signalled;
   r["hwSnapshot"] = job.hw_snapshot;
   r["everSubscribed"] = job.ever_subscribed;
   r["cycles"] = job.cycles;
@@ -356,6 +362,15 @@ absl::StatusOr<JobRecovery> RecordFromJson(const ordered_json& record) {
 std::string RecordConfigMapName(std::string_view job_id) {
   // Job ids are UIDs (lower-case already); lower-casing keeps any other id a valid name.
   return absl::AsciiStrToLower(absl::StrCat(Sv(kRecordPrefix), Sv(job_id)));
+}
+
+absl::Status CheckRecordName(std::string_view job_id) {
+  // The store's own rule, so that what is accepted here is what the store will write.
+  store::Object probe = RecordConfigMap(job_id, "default", "");
+  absl::Status valid = store::ValidateObject(store::kConfigMaps, probe);
+  if (valid.ok()) return valid;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "jobId \"", Sv(job_id), "\" cannot name its recovery record: ", valid.message()));
 }
 
 store::Object RecordConfigMap(const JobRecovery& job, std::string_view ns) {

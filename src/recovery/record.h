@@ -27,6 +27,11 @@ absl::StatusOr<JobRecovery> RecordFromJson(const nlohmann::ordered_json& record)
 // namespace,
 // key record.json (canonical JSON), labelled for listing at start-up.
 std::string RecordConfigMapName(std::string_view job_id);
+// OK when RecordConfigMapName(job_id) is a name the store accepts (a DNS-1123 subdomain: at most
+// 253 characters of lower-case alphanumerics, '-' and '.', each dot-separated part starting and
+// ending alphanumeric). Otherwise InvalidArgument naming the job id and the rule: such a job
+// could never have a durable record, so Init and Register refuse it.
+absl::Status CheckRecordName(std::string_view job_id);
 inline constexpr std::string_view kRecordLabel = "clusterd.io/recovery-record";
 store::Object RecordConfigMap(const JobRecovery& job, std::string_view ns);
 // The same from the record's canonical text (RecordToJson through CanonicalJson).

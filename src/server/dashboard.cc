@@ -102,7 +102,7 @@ async function draw(){
  let rows="";for(const j of jobs.items||[]){const r=recBy[j.jobId]||{};
   const nf=fcount[j.name]||fcount[j.jobId]||0;
   rows+='<tr id="job-'+esc(j.name)+'" data-faults="'+nf+'" data-cycles="'+esc(r.cycles||0)+'"><td>'+esc(j.namespace+"/"+j.name)+'</td><td>'+esc(j.status)+'</td><td>'+esc(j.pods+"/"+j.replicas)+
-  '</td><td class="state" data-state="'+esc(r.state||"")+'">'+esc(r.state||"-")+'</td><td>'+esc(r.strategy||"-")+'</td><td>'+nf+"</td></tr>";}
+  '</td><td class="state" data-state="'+esc(r.state||"")+'" data-ready="'+(r.ready!==false)+'">'+esc((r.state||"-")+(r.ready===false?" (not ready: record not durable, signals held)":""))+'</td><td>'+esc(r.strategy||"-")+'</td><td>'+nf+"</td></tr>";}
  document.querySelector("#jobs tbody").innerHTML=rows||'<tr><td colspan="6">no jobs</td></tr>';
  let tl="";for(const r of rec.items||[]){tl+=esc((r.name||r.jobId)+": "+r.state+(r.strategy?" ("+r.strategy+")":"")+", "+(r.cycles||0)+" cycle(s)")+"\n";
   for(const h of (r.history||[]).slice(-12))tl+="  "+esc(h.at+"  "+h.from+" --"+h.event+"--> "+h.to)+"\n";}

@@ -182,9 +182,10 @@ ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::Cli
     }
     RecoveryBridge::Answer a = bridge_.Init(request->jobid());
     if (a.code != 0) {
-      CountRecoverRejected(method::kRecoverInit, a.code == recovery::kCodeProcessRecoverEnableOff
-                                                     ? "recovery_off"
-                                                     : "pod_group");
+      CountRecoverRejected(method::kRecoverInit,
+                           a.code == recovery::kCodeProcessRecoverEnableOff ? "recovery_off"
+                           : a.code == recovery::kCodeInvalidReqParam       ? "invalid_job_id"
+                                                                            : "pod_group");
       LogInfo(kComponent, "Init refused",
               {{"job", request->jobid()}, {"code", a.code}, {"info", a.info}});
     }
@@ -205,6 +206,7 @@ ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
       const char* reason = a.code == recovery::kCodeUnInit              ? "not_inited"
                            : a.code == recovery::kCodeJobNotExist       ? "unknown_job"
                            : a.code == recovery::kCodeOutOfMaxServeJobs ? "too_many_jobs"
+                           : a.code == recovery::kCodeInvalidReqParam   ? "invalid_job_id"
                                                                         : "pod_group";
       CountRecoverRejected(method::kRecoverRegister, reason);
       LogInfo(kComponent, "Register refused",

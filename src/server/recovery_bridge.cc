@@ -218,6 +218,11 @@ absl::StatusOr<std::pair<recovery::JobIdentity, store::Object>> RecoveryBridge::
 }
 
 RecoveryBridge::Answer RecoveryBridge::Init(const std::string& job_id) {
+  // Refused before anything else: such a job could be served only without a durable record.
+  if (absl::Status named = recovery::CheckRecordName(job_id); !named.ok()) {
+    return {recovery::kCodeInvalidReqParam,
+            absl::StrCat("job(uid=", job_id, ") init failed: ", named.message())};
+  }
   {
     absl::MutexLock lock(&mu_);
     if (inited_.contains(job_id)) return {0, recovery::InitSuccessInfo(job_id)};
@@ -244,6 +249,10 @@ RecoveryBridge::Answer RecoveryBridge::Init(const std::string& job_id) {
 
 RecoveryBridge::Answer RecoveryBridge::Register(const std::string& job_id) {
   static constexpr char kRegisterSuccess[] = "register success";
+  if (absl::Status named = recovery::CheckRecordName(job_id); !named.ok()) {
+    return {recovery::kCodeInvalidReqParam,
+            absl::StrCat("jobId=", job_id, " register err:", named.message())};
+  }
   if (executor_->HasJob(job_id)) return {0, kRegisterSuccess};
   std::optional<InitRecord> init;
   {
@@ -445,10 +454,29 @@ nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const
     recovery::JobIdentity id =
         IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
     if (!ns.empty() && id.ns != ns) continue;
-    body["items"].push_back(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
-                                         WorldSizeOf(snap->view, ReplicasOf(job_id))));
+    body["items"].push_back(
+        WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
+                                    WorldSizeOf(snap->view, ReplicasOf(job_id))),
+                       job_id));
   }
   return body;
+}
+
+nlohmann::ordered_json RecoveryBridge::WithDurability(nlohmann::ordered_json item,
+                                                      const std::string& job_id) const {
+  // Not ready while the job's record cannot be written: its signals and answers are held
+  // (recovery::RecoveryExecutor::RecordDurability). `recordDurable` says why.
+  const recovery::RecoveryExecutor::Durability d =
+      executor_->RecordDurability(job_id).value_or(recovery::RecoveryExecutor::Durability{});
+  item["ready"] = d.durable;
+  item["recordDurable"] = d.durable;
+  if (!d.durable) {
+    item["recordError"] = d.error;
+    item["recordFailedWrites"] = d.failures;
+    item["recordHeldSince"] =
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", d.since, absl::UTCTimeZone());
+  }
+  return item;
 }
 
 absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::string& job,
@@ -472,8 +500,9 @@ absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::str
     return absl::NotFoundError(absl::StrCat("job \"", job, "\" has no recovery controller"));
   }
   recovery::JobIdentity id = IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
-  return RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
-                      WorldSizeOf(snap->view, ReplicasOf(job_id)));
+  return WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
+                                     WorldSizeOf(snap->view, ReplicasOf(job_id))),
+                        job_id);
 }
 
 }  // namespace clusterd::server

@@ -120,6 +120,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   std::optional<recovery::JobIdentity> IdentityOf(const std::string& job_id) const;
   // The job's replicas as the job registry knows them (0 when unknown).
   int64_t ReplicasOf(const std::string& job_id) const;
+  // `item` (a RecoveryJson) with the job's record durability.
+  nlohmann::ordered_json WithDurability(nlohmann::ordered_json item,
+                                        const std::string& job_id) const;
 
   store::ObjectStore& store_;
   Clock& clock_;

@@ -145,8 +145,9 @@ class RecoverServiceIntegrationTest : public ::testing::Test {
 
   // AscendJob default/pt-2x8 (uid kJobUid), PodGroup pt-2x8-pg with process recovery on and
   // strategy `recover`, two pods of 8 NPUs, and its reset ConfigMap.
-  void WriteRecoverableJob(bool recover_on = true) {
+  void WriteRecoverableJob(bool recover_on = true, const std::string& job_uid = kJobUid) {
     PodGroupSpec g;
+    g.owner_uid = job_uid;
     if (recover_on) g.labels.emplace_back("process-recover-enable", "on");
     g.annotations.emplace_back("recover-strategy", "recover");
     Json pg = PodGroupObject(g);
@@ -525,6 +526,46 @@ TEST_F(RecoverServiceIntegrationTest, OversizedStringFieldsAreRefusedBeforeAnyth
       R"(clusterd_grpc_bad_requests_total{method="/Recover/Init",reason="field_too_long"} 10)"));
   // The job itself is served as before.
   EXPECT_EQ(InitWhenVisible(kJobUid).code(), 0);
+}
+
+// A job id that cannot name the job's recovery record (ConfigMap clusterd-recovery-<jobId>, a
+// DNS-1123 subdomain) is refused at Init and at Register with 409 and the reason, instead of a
+// job served without a durable record.
+TEST_F(RecoverServiceIntegrationTest, AJobIdThatCannotNameItsRecordIsRefusedAtInitAndRegister) {
+  const std::string bad = "job_7";
+  WriteRecoverableJob(/*recover_on=*/true, bad);
+  // 502 only until the store shows the PodGroup owned by `bad`.
+  const absl::Time deadline = absl::Now() + kWait;
+  ::Status init;
+  do {
+    init = Call("Init", bad);
+    if (init.code() != 502) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < deadline);
+  EXPECT_EQ(init.code(), 409);
+  EXPECT_TRUE(absl::StrContains(init.info(), "job(uid=job_7)")) << init.info();
+  EXPECT_TRUE(absl::StrContains(init.info(), "clusterd-recovery-job_7")) << init.info();
+  EXPECT_TRUE(absl::StrContains(init.info(), "DNS-1123")) << init.info();
+  ::Status reg = Call("Register", bad);
+  EXPECT_EQ(reg.code(), 409);
+  EXPECT_TRUE(absl::StrContains(reg.info(), "jobId=job_7")) << reg.info();
+  EXPECT_TRUE(absl::StrContains(reg.info(), "DNS-1123")) << reg.info();
+  // Too long for a name (253 characters) once prefixed.
+  const std::string long_id(240, 'a');
+  EXPECT_EQ(Call("Init", long_id).code(), 409);
+  EXPECT_EQ(Call("Register", long_id).code(), 409);
+  EXPECT_FALSE(Recovery(bad).has_value());
+
+  httplib::Client http("http://" + proc_->http_address());
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_TRUE(absl::StrContains(
+      metrics->body,
+      R"(clusterd_recover_rejected_total{method="/Recover/Init",reason="invalid_job_id"})"))
+      << metrics->body.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(
+      metrics->body,
+      R"(clusterd_recover_rejected_total{method="/Recover/Register",reason="invalid_job_id"})"));
 }
 
 TEST_F(RecoverServiceIntegrationTest, InitRefusesAJobWithRecoveryOff) {

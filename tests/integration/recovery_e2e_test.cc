@@ -3,6 +3,8 @@
 // scheduler would), and the C++ TaskD-like client (src/client/recover_client.h) driven by a
 // ScriptedTrainingAgent answering the signals. One test per strategy, fallback steps, the §15
 // sequence, and a SIGKILL of clusterd in the middle of a cycle.
+#include <atomic>
+
 #include "recovery_e2e_fixture.h"
 
 namespace clusterd {
@@ -339,6 +341,89 @@ TEST_F(RecoveryE2eTest, SigkillWhileWaitingForRecoverStatusResumesTheCycle) {
   ASSERT_TRUE(client_->WaitStreamEnds(2, kStep));  // the kill, then the end of the cycle
   const auto signals = driver_->signals();
   EXPECT_EQ(std::count_if(signals.begin(), signals.end(), Strategy("recover")), 1);
+}
+
+// Issue 16 item 6 end to end. A directory stands where the dir store renames the record's file
+// (clusterd-recovery-<jobId>.json), so every write of the record fails as on a broken volume.
+// The cycle's stopTrain and the answer to the report that started it are held; clusterd is
+// SIGKILLed meanwhile: the cycle is lost with it, but the client never saw a signal of it. Once
+// the record can be written, the next report runs a cycle whose signals the record knows.
+TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRecordDoesNotKnow) {
+  BEGIN_OR_SKIP("retry,recover,dump");
+  AwaitSubscribed();
+  const std::string record_path =
+      absl::StrCat(state_, "/configmaps/", kNs, "/clusterd-recovery-", kJob, ".json");
+  std::filesystem::create_directories(record_path);
+  auto record_errors = [&]() -> int64_t {
+    httplib::Client http("http://" + http_address_);
+    auto res = http.Get("/metrics");
+    if (!res || res->status != 200) return -1;
+    const std::string key = "clusterd_recovery_io_errors_total{what=\"record\"} ";
+    const size_t at = res->body.find(key);
+    if (at == std::string::npos) return 0;
+    return std::atoll(res->body.c_str() + at + key.size());
+  };
+
+  // MindIO's report, on a stub of its own (no retries): its answer waits for the record too.
+  std::atomic<bool> answered{false};
+  grpc::Status report_status;
+  std::thread reporter([&] {
+    auto stub = ::Recover::NewStub(client::MakeChannel(grpc_address_));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    ::ProcessFaultRequest req;
+    req.set_jobid(kJob);
+    *req.add_faultranks() = RecoverClient::Fault(10, 1);
+    ::Status resp;
+    report_status = stub->ReportProcessFault(&ctx, req, &resp);
+    answered = true;
+  });
+  const bool held = Eventually([&] {
+    const Json r = Recovery();
+    return r.is_object() && r.value("ready", true) == false &&
+           r.value("recordDurable", true) == false;
+  });
+  // Retried with back-off, not given up: several failed writes, still nothing out.
+  const bool retried = Eventually([&] { return record_errors() >= 3; });
+  const std::vector<::ProcessManageSignal> before_kill = driver_->signals();
+  const bool answered_before_kill = answered;
+  auto describe = [&] {
+    return clusterd::testing::RunCommand(absl::StrCat(CLUSTERCTL_BIN, " --addr ", grpc_address_,
+                                                      " --http ", http_address_, " describe job ",
+                                                      kJob));
+  };
+  const clusterd::testing::CommandResult held_view = describe();
+
+  proc_->Signal(SIGKILL);
+  ASSERT_TRUE(proc_->Wait(absl::Seconds(10)).ok());
+  reporter.join();
+  EXPECT_TRUE(held) << Recovery().dump();
+  EXPECT_TRUE(retried) << record_errors();
+  EXPECT_FALSE(answered_before_kill);
+  EXPECT_EQ(held_view.exit_code, 0) << held_view.output;
+  EXPECT_TRUE(absl::StrContains(held_view.output, "Ready:      NO: record not durable since"))
+      << held_view.output;
+  EXPECT_FALSE(report_status.ok());  // the transport error a client retries
+  EXPECT_EQ(std::count_if(before_kill.begin(), before_kill.end(), OfType("stopTrain")), 0);
+  EXPECT_EQ(std::count_if(before_kill.begin(), before_kill.end(), OfType("globalFault")), 0);
+
+  // The volume works again; a new clusterd knows no cycle, as the client does not.
+  std::filesystem::remove(record_path);
+  StartClusterd(grpc_address_);
+  EXPECT_EQ(RecordState(), "");
+  ASSERT_TRUE(Eventually([&] { return client_->stats().subscribes >= 2; }, absl::Seconds(30)))
+      << client_->stats().last_error;
+  ReportFault({{10, 1}});
+  auto stop = Next(OfType("stopTrain"));
+  ASSERT_TRUE(stop.has_value());
+  auto cm = ConfigMap(absl::StrCat("clusterd-recovery-", kJob));
+  ASSERT_TRUE(cm.has_value());
+  Json record = Json::parse((*cm)["data"].value("record.json", ""), nullptr, false);
+  EXPECT_EQ(record.value("uuid", ""), stop->uuid());
+  EXPECT_EQ(Recovery().value("recordDurable", false), true);
+  const clusterd::testing::CommandResult durable_view = describe();
+  EXPECT_TRUE(absl::StrContains(durable_view.output, "Ready:      yes (record durable)"))
+      << durable_view.output;
 }
 
 }  // namespace

@@ -57,6 +57,8 @@ JobRecovery In(State state, Phase phase) {
   job.fault_pods = {{1, "uid-p1"}};
   job.timers[TimerKind::kStep] = T0() + absl::Minutes(15);
   job.next_id = 100;
+  // Past INIT the cycle's first signal is out, so that reports answer it.
+  job.cycle_signalled = state != State::kInit;
   return job;
 }
 

@@ -69,9 +69,62 @@ TEST(Controller, EarlyReportIsKeptForTheNextWait) {
   EXPECT_EQ(h.state(), State::kWaitFaultFlushFinished);
 }
 
+// Quirk 3 bounded: a report must answer the cycle it arrives in. The three reports sent while
+// the job is idle are acknowledged as the reference does, but dropped (noted, counted), so that
+// the next cycle waits for its own and cannot run to recover-success on them.
+TEST(Controller, ReportsSentWhileIdleCannotFinishTheNextCycle) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.StopComplete(0);
+  h.Strategies({"recover"});
+  h.Status(0, "recover");
+  const std::vector<ReplyReport> replies = h.Replies();
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[0].code, 0);
+  EXPECT_EQ(replies[0].info, "jobId=J, uuid=, receive ReportStopComplete");
+  EXPECT_EQ(replies[1].info, "jobId=J, uuid=, receive ReportRecoverStrategy");
+  EXPECT_EQ(replies[2].info, "jobId=J, uuid=, receive ReportRecoverStatus");
+  EXPECT_EQ(h.Notes("stale_report").size(), 3u);
+  EXPECT_FALSE(h.job().mailboxes.stop_complete.slot.has_value());
+  EXPECT_FALSE(h.job().mailboxes.recover_strategy.slot.has_value());
+  EXPECT_FALSE(h.job().mailboxes.recover_status.slot.has_value());
+
+  h.ProcessFault({{10, 1}});
+  EXPECT_EQ(h.state(), State::kWaitReportStopComplete);
+  h.Elapse(absl::Minutes(1));
+  EXPECT_THAT(h.SignalSummary(), ElementsAre("stopTrain"));
+  for (const PatchPodGroup& p : h.All<PatchPodGroup>()) {
+    EXPECT_FALSE(p.patch.dump().find("recover-success") != std::string::npos) << p.patch.dump();
+  }
+}
+
+// The cut is the cycle's first signal, not the wait state: a report that arrives after the cycle
+// began but before its stopTrain went out answers nothing of this cycle.
+TEST(Controller, AReportBeforeTheCyclesFirstSignalIsDropped) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ack_writes = false;
+  h.ProcessFault({{10, 1}});
+  ASSERT_EQ(h.state(), State::kNotifyWaitFaultFlushing);
+  ASSERT_THAT(h.Signals(), IsEmpty());
+  h.StopComplete(0);
+  EXPECT_EQ(h.Notes("stale_report").size(), 1u);
+  EXPECT_EQ(h.Replies().back().code, 0);
+  h.ack_writes = true;
+  const auto writes = h.All<WriteResetConfig>();
+  h.Apply(WriteDone{writes.back().id, true});
+  EXPECT_THAT(h.SignalSummary(), ElementsAre("stopTrain"));
+  EXPECT_EQ(h.state(), State::kWaitReportStopComplete);
+  // The report of this cycle moves it on.
+  h.StopComplete(0);
+  EXPECT_EQ(h.state(), State::kWaitFaultFlushFinished);
+}
+
 TEST(Controller, SecondReportWaitsAndGets599OnReset) {
   Harness h(MakeConfig("recover"), MakeView(2, 8));
   h.Subscribe();
+  h.ProcessFault({{10, 1}});  // stopTrain is out: reports from now on answer this cycle
+  const std::string uuid = h.job().uuid;
   h.Status(0, "recover");  // buffered
   const size_t replies = h.Replies().size();
   h.Status(0, "recover");  // blocks: no reply yet
@@ -79,7 +132,7 @@ TEST(Controller, SecondReportWaitsAndGets599OnReset) {
   h.Subscribe();  // reset
   const ReplyReport last = h.Replies().back();
   EXPECT_EQ(last.code, 599);
-  EXPECT_EQ(last.info, "jobId=J, uuid=, chan closed");
+  EXPECT_EQ(last.info, "jobId=J, uuid=" + uuid + ", chan closed");
   EXPECT_FALSE(h.job().mailboxes.recover_status.slot.has_value());
 }
 

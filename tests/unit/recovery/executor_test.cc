@@ -94,6 +94,34 @@ class CountingStore : public clusterd::testing::ForwardingStore {
   }
 };
 
+// Refuses the writes of the recovery records (create and update of clusterd-recovery-*) while
+// `failures` is above zero, counting it down, as a full disk or a read-only volume would.
+class FailingRecordStore : public clusterd::testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  absl::StatusOr<store::Object> Create(std::string_view resource, store::Object object) override {
+    if (absl::Status s = Refuse(object); !s.ok()) return s;
+    return ForwardingStore::Create(resource, std::move(object));
+  }
+  absl::StatusOr<store::Object> Update(std::string_view resource, store::Object object) override {
+    if (absl::Status s = Refuse(object); !s.ok()) return s;
+    return ForwardingStore::Update(resource, std::move(object));
+  }
+
+  int failures = 0;
+  int refused = 0;
+
+ private:
+  absl::Status Refuse(const store::Object& object) {
+    if (!store::NameOf(object).starts_with("clusterd-recovery-") || failures <= 0) {
+      return absl::OkStatus();
+    }
+    --failures;
+    ++refused;
+    return absl::ResourceExhaustedError("no space left on device");
+  }
+};
+
 class ExecutorTest : public ::testing::Test {
  protected:
   ExecutorTest() : sink_(store_) { Seed(/*reset_config=*/true); }
@@ -348,6 +376,7 @@ TEST_F(ExecutorTest, FaultJobInfoEntryRemovedTenSecondsAfterRecoverSuccess) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
   ex.RunPending();
   clock_.Advance(absl::Seconds(1));
@@ -381,6 +410,7 @@ TEST_F(ExecutorTest, FaultJobInfoRecordsTheSuperPodNodeSetsBeforeTheGlobalFault)
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
+  ex.RunPending();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
   ex.RunPending();
   clock_.Advance(absl::Seconds(1));
@@ -449,6 +479,123 @@ TEST_F(ExecutorTest, AReportCostsOneRecordWriteBeforeItsFirstSignal) {
   auto pod = store_.Get({"pods", "ns", "demo-1"});
   EXPECT_EQ((*pod)["metadata"]["labels"]["fault-type"], "software");
   EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
+}
+
+// Item 6 of issue 16: the record before the signal, always. While the record cannot be
+// written, the stopTrain and the answer to the report that caused it wait and the job shows not
+// durable; the write is retried with back-off on the executor's clock (no flood in between), and
+// both leave the moment it succeeds.
+TEST_F(ExecutorTest, NoSignalLeavesBeforeItsRecordIsWritten) {
+  Counter& record_errors = MetricsRegistry::Default().GetCounter(
+      "clusterd_recovery_io_errors_total", "", {{"what", "record"}});
+  const uint64_t errors_before = record_errors.Value();
+  FailingRecordStore failing(store_);
+  RecoveryExecutor ex(failing, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  ex.RunPending();
+  EXPECT_TRUE(ex.RecordDurability("J")->durable);
+  failing.failures = 3;
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+  EXPECT_TRUE(sink_.signals.empty());
+  EXPECT_FALSE(sink_.replies.contains(7));
+  EXPECT_EQ(failing.refused, 1);
+  std::optional<RecoveryExecutor::Durability> d = ex.RecordDurability("J");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->durable);
+  EXPECT_EQ(d->failures, 1);
+  EXPECT_THAT(d->error, ::testing::HasSubstr("no space left on device"));
+  EXPECT_EQ(d->since, clock_.Now());
+  EXPECT_EQ(d->next_retry, clock_.Now() + RecoveryExecutor::kRecordRetryFirst);
+  // The keep-alives keep announcing the cycle the store knows (none).
+  EXPECT_EQ(ex.CurrentUuid("J"), "");
+
+  // Nothing before the back-off is over, however often the job is looked at.
+  clock_.Advance(RecoveryExecutor::kRecordRetryFirst - absl::Milliseconds(1));
+  EXPECT_EQ(ex.RunDue(), 0u);
+  EXPECT_EQ(ex.RunPending(), 0u);
+  EXPECT_EQ(failing.refused, 1);
+  clock_.Advance(absl::Milliseconds(1));
+  ex.RunDue();
+  EXPECT_EQ(failing.refused, 2);
+  EXPECT_EQ(ex.RecordDurability("J")->next_retry,
+            clock_.Now() + 2 * RecoveryExecutor::kRecordRetryFirst);
+  clock_.Advance(2 * RecoveryExecutor::kRecordRetryFirst);
+  ex.RunDue();
+  EXPECT_EQ(failing.refused, 3);
+  EXPECT_TRUE(sink_.signals.empty());
+  EXPECT_EQ(record_errors.Value(), errors_before + 3);
+
+  // The store takes the record again: the held answer, then the signal, with the record first.
+  clock_.Advance(4 * RecoveryExecutor::kRecordRetryFirst);
+  ex.RunDue();
+  ASSERT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
+  ASSERT_TRUE(sink_.replies.contains(7));
+  EXPECT_EQ(sink_.replies.at(7).second, "receive ReportProcessFault");
+  EXPECT_TRUE(ex.RecordDurability("J")->durable);
+  EXPECT_EQ(ex.CurrentUuid("J"), sink_.signals[0].uuid);
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitReportStopComplete);
+  EXPECT_EQ(record_errors.Value(), errors_before + 3);
+}
+
+// Events that arrive while the record cannot be written wait behind it, in order: the machine
+// does not move on from a state the store does not hold.
+TEST_F(ExecutorTest, EventsWaitWhileTheRecordCannotBeWritten) {
+  FailingRecordStore failing(store_);
+  RecoveryExecutor ex(failing, clock_, sink_);
+  ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+  Post(ex, Subscribed{1});
+  ex.RunPending();
+  failing.failures = 1;
+  Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+  ex.RunPending();
+  ASSERT_FALSE(ex.RecordDurability("J")->durable);
+  const State held_in = ex.Snapshot("J")->state;
+  Post(ex, StreamClosed{1});  // would reset the controller
+  EXPECT_EQ(ex.RunPending(), 0u);
+  EXPECT_EQ(ex.Snapshot("J")->state, held_in);
+  EXPECT_EQ(sink_.ended.size(), 1u);  // only the Subscribe's
+  clock_.Advance(RecoveryExecutor::kRecordRetryFirst);
+  ex.RunDue();
+  // Released in order: the stopTrain, then the disconnect's reset ends the streams.
+  EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
+  EXPECT_EQ(sink_.ended.size(), 2u);
+  EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
+}
+
+// A SIGKILL while the record cannot be written: the cycle is lost with the process, but the
+// client never saw a signal of it, so nothing it acted on is unknown to the store.
+TEST_F(ExecutorTest, AKillWhileTheRecordCannotBeWrittenLeavesNoSignalBehind) {
+  FailingRecordStore failing(store_);
+  {
+    RecoveryExecutor ex(failing, clock_, sink_);
+    ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
+    Post(ex, Subscribed{1});
+    ex.RunPending();
+    failing.failures = 1000;
+    Post(ex, ProcessFaultReported{{{10, 1}}, 7});
+    ex.RunPending();
+    for (int i = 0; i < 10; ++i) {
+      clock_.Advance(absl::Seconds(1));
+      ex.RunDue();
+    }
+  }  // killed
+  EXPECT_TRUE(sink_.signals.empty());
+  EXPECT_FALSE(sink_.replies.contains(7));
+  EXPECT_FALSE(store_.Get({"configmaps", "ns", RecordConfigMapName("J")}).ok());
+  RecoveryExecutor ex(store_, clock_, sink_);
+  EXPECT_EQ(*ex.RestoreAll(), 0);
+}
+
+TEST_F(ExecutorTest, AJobIdThatCannotNameItsRecordGetsNoController) {
+  RecoveryExecutor ex(store_, clock_, sink_);
+  const absl::Status added =
+      ex.AddJob(JobIdentity{"job_7", "ns", "demo-j", "demo"}, MakeConfig("recover"));
+  EXPECT_EQ(added.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("DNS-1123"));
+  EXPECT_FALSE(ex.HasJob("job_7"));
 }
 
 }  // namespace

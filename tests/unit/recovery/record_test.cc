@@ -228,5 +228,48 @@ TEST(Resume, HeldSignalFailsWhenTheClientNeverComesBack) {
   EXPECT_FALSE(r.job().resumed);
 }
 
+// The cut of quirk 3 survives a restart: a cycle that had signalled keeps taking its reports
+// (sent to the new process before the Subscribe), an idle job keeps dropping stale ones.
+TEST(Record, KeepsWhetherTheCycleHasSignalled) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  EXPECT_FALSE(RecordFromJson(RecordToJson(h.job()))->cycle_signalled);
+  h.ProcessFault({{10, 1}});
+  ASSERT_TRUE(h.job().cycle_signalled);
+  EXPECT_TRUE(RecordFromJson(RecordToJson(h.job()))->cycle_signalled);
+}
+
+TEST(Record, AnOlderRecordCountsACycleInFlightAsSignalled) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  nlohmann::ordered_json idle = RecordToJson(h.job());
+  idle.erase("cycleSignalled");
+  EXPECT_FALSE(RecordFromJson(idle)->cycle_signalled);
+  h.ProcessFault({{10, 1}});
+  nlohmann::ordered_json in_flight = RecordToJson(h.job());
+  in_flight.erase("cycleSignalled");
+  EXPECT_TRUE(RecordFromJson(in_flight)->cycle_signalled);
+}
+
+// The record's name is clusterd-recovery-<jobId, lower-cased>, and the store takes only DNS-1123
+// subdomains: a job id that cannot form one is refused with the reason.
+TEST(Record, CheckRecordNameFollowsTheStoresRule) {
+  EXPECT_TRUE(CheckRecordName("7c1f0d3a-6b0e-4a53-9d8f-2a1c0e5b7f11").ok());
+  EXPECT_TRUE(CheckRecordName("J").ok());  // lower-cased: clusterd-recovery-j
+  EXPECT_TRUE(CheckRecordName("job.v2").ok());
+  EXPECT_TRUE(CheckRecordName(std::string(253 - 18, 'a')).ok());
+  const absl::Status bad = CheckRecordName("job_7");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(),
+              ::testing::HasSubstr("jobId \"job_7\" cannot name its recovery record"));
+  EXPECT_THAT(bad.message(), ::testing::HasSubstr("clusterd-recovery-job_7"));
+  EXPECT_THAT(bad.message(), ::testing::HasSubstr("DNS-1123"));
+  EXPECT_FALSE(CheckRecordName(std::string(253 - 17, 'a')).ok());  // 254 characters
+  EXPECT_FALSE(CheckRecordName("").ok());
+  EXPECT_FALSE(CheckRecordName(".x").ok());
+  EXPECT_FALSE(CheckRecordName("x/y").ok());
+  EXPECT_FALSE(CheckRecordName("a b").ok());
+}
+
 }  // namespace
 }  // namespace clusterd::recovery

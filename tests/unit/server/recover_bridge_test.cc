@@ -6,6 +6,7 @@
 #include "recovery/vocabulary.h"
 #include "server/recovery_bridge.h"
 #include "store/memory/memory_store.h"
+#include "unit/forwarding_store.h"
 
 namespace clusterd::server {
 namespace {
@@ -298,6 +299,91 @@ TEST_F(RecoveryBridgeTest, APodChangeRefreshesTheJobView) {
   bridge_.OnPodEvent({store::WatchEventType::kModified, *pod});
   bridge_.ProcessPendingForTest();
   EXPECT_FALSE(bridge_.executor().Snapshot(kJob)->view.pods.at(1).running);
+}
+
+// Refuses every write of a recovery record while `refuse` is set (a full or read-only volume).
+class RefusingRecordStore : public clusterd::testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  absl::StatusOr<store::Object> Create(std::string_view resource, store::Object object) override {
+    if (Refused(object)) return absl::UnavailableError("read-only file system");
+    return ForwardingStore::Create(resource, std::move(object));
+  }
+  absl::StatusOr<store::Object> Update(std::string_view resource, store::Object object) override {
+    if (Refused(object)) return absl::UnavailableError("read-only file system");
+    return ForwardingStore::Update(resource, std::move(object));
+  }
+  bool refuse = false;
+
+ private:
+  bool Refused(const store::Object& object) const {
+    return refuse && store::NameOf(object).starts_with("clusterd-recovery-");
+  }
+};
+
+// While the job's record cannot be written the operator's view shows it not durable, with the
+// reason, and nothing of the cycle reaches the client: no stopTrain, no answer, keep-alives with
+// the recorded uuid. The moment the store takes the record, the signal and the answer leave.
+TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHoldsItsSignal) {
+  Seed(true);
+  RefusingRecordStore refusing(store_);
+  RecoveryBridge bridge(refusing, clock_, nullptr, nullptr);
+  ASSERT_TRUE(bridge.Start(/*run_threads=*/false).ok());
+  ASSERT_EQ(bridge.Init(kJob).code, 0);
+  ASSERT_EQ(bridge.Register(kJob).code, 0);
+  RecoverySink::OpenedStream s = bridge.sink().OpenSignalStream(kJob);
+  ASSERT_TRUE(bridge.executor().Post(kJob, recovery::Subscribed{s.stream_id}).ok());
+  bridge.ProcessPendingForTest();
+  EXPECT_EQ((*bridge.RecoveryOf(kJob, ""))["recordDurable"], true);
+
+  refusing.refuse = true;
+  Reply reply;
+  uint64_t ticket = bridge.sink().AddTicket([&reply](int32_t c, const std::string& i) {
+    reply.code = c;
+    reply.info = i;
+  });
+  ASSERT_TRUE(bridge.executor().Post(kJob, recovery::ProcessFaultReported{{{9, 1}}, ticket}).ok());
+  bridge.ProcessPendingForTest();
+  EXPECT_EQ(reply.code, -1);
+  EXPECT_TRUE(s.channel->TakeQueuedForTest().empty());
+  auto view = bridge.RecoveryOf(kJob, "");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ((*view)["ready"], false);
+  EXPECT_EQ((*view)["recordDurable"], false);
+  EXPECT_THAT((*view)["recordError"].get<std::string>(), HasSubstr("read-only file system"));
+  EXPECT_EQ((*view)["recordFailedWrites"], 1);
+  EXPECT_TRUE((*view).contains("recordHeldSince"));
+  EXPECT_EQ(bridge.RecoveryList("")["items"][0]["recordDurable"], false);
+
+  clock_.Advance(absl::Seconds(5));
+  bridge.TickForTest();
+  auto keep = s.channel->TakeQueuedForTest();
+  ASSERT_EQ(keep.size(), 1u);
+  EXPECT_EQ(keep.front().signaltype(), "keep-alive");
+  EXPECT_EQ(keep.front().uuid(), "");
+
+  refusing.refuse = false;
+  bridge.executor().RunDue();
+  auto queued = s.channel->TakeQueuedForTest();
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued.front().signaltype(), "stopTrain");
+  EXPECT_EQ(reply.code, 0);
+  view = bridge.RecoveryOf(kJob, "");
+  EXPECT_EQ((*view)["ready"], true);
+  EXPECT_EQ((*view)["recordDurable"], true);
+  EXPECT_FALSE((*view).contains("recordError"));
+  bridge.Stop();
+}
+
+TEST_F(RecoveryBridgeTest, InitAndRegisterRefuseAJobIdThatCannotNameItsRecord) {
+  ASSERT_TRUE(bridge_.Start(false).ok());
+  RecoveryBridge::Answer init = bridge_.Init("job_7");
+  EXPECT_EQ(init.code, recovery::kCodeInvalidReqParam);
+  EXPECT_THAT(init.info, HasSubstr("job(uid=job_7) init failed: jobId \"job_7\" cannot name"));
+  RecoveryBridge::Answer reg = bridge_.Register("job_7");
+  EXPECT_EQ(reg.code, recovery::kCodeInvalidReqParam);
+  EXPECT_THAT(reg.info, HasSubstr("jobId=job_7 register err:"));
+  EXPECT_THAT(reg.info, HasSubstr("DNS-1123"));
 }
 
 }  // namespace
