@@ -46,9 +46,10 @@ struct FaultRun {
   int job_reschedules_before = 0;
   bool job_rescheduled = false;
   bool cleared = false;
-  // The jobs it touched and since when (sim/signal_attribution.h): the holders of its NPUs at
-  // injection, then jobs placed on them while it lasts.
-  std::map<std::string, absl::Time> touched;
+  // The jobs it touched and when (sim/signal_attribution.h): the holders of its NPUs at
+  // injection, then jobs placed on them while it lasts; until they leave them.
+  std::map<std::string, Touch> touched;
+  std::optional<absl::Time> cleared_at;  // its recover injected (a notice: at once)
 };
 
 std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
@@ -109,7 +110,8 @@ class Runner {
   Placed PlacedNow() const;
   // The jobs with a pod on `node` using `npu` (any NPU of the node when npu < 0).
   static std::set<std::string> JobsAt(const Placed& placed, int node, int npu);
-  // Jobs now placed on the NPUs of faults that still last are touched by them from now on.
+  // Jobs now placed on the NPUs of faults that still last are touched by them from now on;
+  // jobs that left them are touched no longer.
   void TrackTouched(const Placed& placed);
   // Every signal explained by a fault that touched its job (sim/signal_attribution.h).
   std::vector<std::string> CheckAttribution() const;
@@ -373,10 +375,15 @@ std::set<std::string> Runner::JobsAt(const Placed& placed, int node, int npu) {
 void Runner::TrackTouched(const Placed& placed) {
   const absl::Time now = absl::Now();
   for (FaultRun& r : runs_) {
-    if (!r.injected.has_value() || r.cleared || r.spec->assertion != "occur") continue;
-    for (auto [node, npu] : r.npus) {
-      for (const std::string& job : JobsAt(placed, node, npu)) r.touched.try_emplace(job, now);
+    if (!r.injected.has_value() || r.npus.empty()) continue;
+    std::set<std::string> holders;
+    for (auto [node, npu] : r.npus) holders.merge(JobsAt(placed, node, npu));
+    for (auto& [job, touch] : r.touched) {
+      if (holders.count(job) == 0 && !touch.until.has_value()) touch.until = now;
+      if (holders.count(job) > 0) touch.until.reset();  // back on them
     }
+    if (r.cleared_at.has_value()) continue;  // a fault that is gone touches no newcomer
+    for (const std::string& job : holders) r.touched.try_emplace(job, Touch{now, std::nullopt});
   }
 }
 
@@ -388,7 +395,10 @@ std::vector<std::string> Runner::CheckAttribution() const {
     f.label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
     f.injected = *r.injected;
     f.touched = r.touched;
-    f.handled = r.resumed;
+    f.cleared = r.cleared_at;
+    // A fault that hit no job has no cycle of its own: a job placed on its NPUs later is
+    // explained by it only while it is there.
+    f.handled = r.job.empty() ? r.injected : r.resumed;
     f.must_signal = !r.spec->expect.empty() && r.spec->kind != "slow" &&
                     r.spec->kind != "slow_link" && r.error.empty();
     faults.push_back(std::move(f));
@@ -396,8 +406,14 @@ std::vector<std::string> Runner::CheckAttribution() const {
   std::map<std::string, std::vector<ReceivedSignal>> signals;
   for (const auto& [name, job] : jobs_) {
     std::vector<ReceivedSignal>& out = signals[name];
+    std::optional<absl::Time> previous;
     for (const SimTrainingJob::SignalRecord& s : job->signals()) {
-      out.push_back(ReceivedSignal{s.at, s.type, s.actions});
+      // A new cycle when the job trained since its previous signal.
+      std::optional<absl::Time> trained;
+      if (previous.has_value()) trained = job->ResumedAfter(*previous);
+      const bool starts = !previous.has_value() || (trained.has_value() && *trained < s.at);
+      out.push_back(ReceivedSignal{s.at, s.type, s.actions, starts});
+      previous = s.at;
     }
   }
   return CheckSignalAttribution(faults, signals, t0_);
@@ -458,7 +474,8 @@ void Runner::Inject(FaultRun& run) {
   if (f.node.rfind("node-", 0) == 0) {
     absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
   }
-  if (f.kind == "software" || f.kind == "slow") run.touched[f.job] = *run.injected;
+  if (f.kind == "software" || f.kind == "slow")
+    run.touched[f.job] = Touch{*run.injected, std::nullopt};
   if (f.kind == "software") {
     run.job = f.job;
     run.where = absl::StrCat(f.job, " rank ", f.rank);
@@ -479,7 +496,7 @@ void Runner::Inject(FaultRun& run) {
   if (f.kind == "slow_link") {
     run.where = absl::StrCat(f.node, "/npu", f.npu);
     for (const std::string& job : JobsAt(PlacedNow(), node, f.npu))
-      run.touched[job] = *run.injected;
+      run.touched[job] = Touch{*run.injected, std::nullopt};
     pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, f.npu), 1 + f.magnitude);
     Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " at ", run.where,
                        " (every path from or to it takes ", 1 + f.magnitude, " ms)"));
@@ -520,9 +537,12 @@ void Runner::Inject(FaultRun& run) {
     run.where = absl::StrCat(f.node, "/npu", f.npu);
   }
   run.job_reschedules_before = scheduler_->job_reschedules();
+  if (f.assertion != "occur") run.cleared_at = run.injected;  // a notice or a recovery
   const Placed placed = PlacedNow();
   for (auto [n, npu] : run.npus) {
-    for (const std::string& job : JobsAt(placed, n, npu)) run.touched[job] = *run.injected;
+    for (const std::string& job : JobsAt(placed, n, npu)) {
+      run.touched[job] = Touch{*run.injected, std::nullopt};
+    }
   }
   if (f.kind == "public") {
     absl::Status s = SendPublicFault(run, f.assertion);
@@ -735,6 +755,7 @@ absl::Status Runner::Run() {
       } else if (r.spec->clear_after_s > 0 && !r.cleared &&
                  absl::Now() - *r.injected >= absl::Seconds(r.spec->clear_after_s)) {
         r.cleared = true;
+        r.cleared_at = absl::Now();
         if (r.spec->kind == "slow") {
           jobs_[r.job]->SetSlowRank(-1, 0);
         } else if (r.spec->kind == "slow_link") {

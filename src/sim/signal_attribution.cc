@@ -22,13 +22,19 @@ std::string At(absl::Time t, absl::Time start) {
   return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(t - start));
 }
 
-// Whether `fault` explains a signal of `job` at `at`: it touched the job by then, and its cycle
-// was still going (or had just ended).
+bool Within(absl::Time at, const std::optional<absl::Time>& end, absl::Duration trailing) {
+  return !end.has_value() || at <= *end + trailing;
+}
+
+// Whether `fault` explains a cycle of `job` starting at `at`: the job held its NPUs then (or had
+// just left them), and the fault was still there, or its own cycle had just ended.
 bool Explains(const AttributedFault& fault, const std::string& job, absl::Time at,
               const AttributionOptions& options) {
   auto touched = fault.touched.find(job);
-  if (touched == fault.touched.end() || touched->second > at) return false;
-  return !fault.handled.has_value() || at <= *fault.handled + options.trailing;
+  if (touched == fault.touched.end() || touched->second.since > at) return false;
+  if (!Within(at, touched->second.until, options.trailing)) return false;
+  return Within(at, fault.cleared, options.trailing) ||
+         (fault.handled.has_value() && at <= *fault.handled + options.trailing);
 }
 
 }  // namespace
@@ -40,20 +46,20 @@ std::vector<std::string> CheckSignalAttribution(
   std::vector<std::string> violations;
   std::vector<int> hot_switches(faults.size(), 0);
   for (const auto& [job, received] : signals) {
-    bool reported = false;  // one line per job for unexplained signals: the first says enough
+    bool reported = false;  // one line per job for unexplained cycles: the first says enough
+    std::vector<size_t> explaining;  // the faults that explain the current cycle
     for (const ReceivedSignal& s : received) {
-      std::vector<size_t> explaining;
-      for (size_t i = 0; i < faults.size(); ++i) {
-        if (Explains(faults[i], job, s.at, options)) explaining.push_back(i);
-      }
-      if (explaining.empty()) {
-        if (!reported) {
+      if (s.starts_cycle) {
+        explaining.clear();
+        for (size_t i = 0; i < faults.size(); ++i) {
+          if (Explains(faults[i], job, s.at, options)) explaining.push_back(i);
+        }
+        if (explaining.empty() && !reported) {
           violations.push_back(absl::StrCat("job ", job, " was signalled (", s.type, " at ",
                                             At(s.at, run_start),
                                             ") but no injected fault touched its NPUs then"));
+          reported = true;
         }
-        reported = true;
-        continue;
       }
       if (!BeginsHotSwitch(s)) continue;
       for (size_t i : explaining) {
@@ -67,8 +73,8 @@ std::vector<std::string> CheckSignalAttribution(
   }
   for (const AttributedFault& fault : faults) {
     if (!fault.must_signal) continue;
-    for (const auto& [job, since] : fault.touched) {
-      if (since != fault.injected) continue;  // placed there later: not a holder at injection
+    for (const auto& [job, touch] : fault.touched) {
+      if (touch.since != fault.injected) continue;  // placed there later: not owed a signal
       auto it = signals.find(job);
       const bool signalled =
           it != signals.end() &&

@@ -15,19 +15,26 @@ AttributedFault FaultOn(const std::string& job, double injected, std::optional<d
   AttributedFault f;
   f.label = "fault storm";
   f.injected = At(injected);
-  f.touched[job] = At(injected);
+  f.touched[job] = Touch{At(injected), std::nullopt};
   if (handled.has_value()) f.handled = At(*handled);
   return f;
 }
 
-ReceivedSignal Signal(double at, std::string type, std::vector<std::string> actions = {}) {
-  return ReceivedSignal{At(at), std::move(type), std::move(actions)};
+// A signal of the cycle going on (`starts` false) or one that starts a new cycle.
+ReceivedSignal Signal(double at, std::string type, std::vector<std::string> actions = {},
+                      bool starts = false) {
+  return ReceivedSignal{At(at), std::move(type), std::move(actions), starts};
+}
+ReceivedSignal Starts(double at, std::string type, std::vector<std::string> actions = {}) {
+  return Signal(at, std::move(type), std::move(actions), true);
 }
 
 TEST(SignalAttribution, SignalsOfTheJobAFaultHitAreExplained) {
   std::vector<AttributedFault> faults = {FaultOn("gpt", 50, 80)};
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
-      {"gpt", {Signal(60, "preExitProcess"), Signal(60.1, "stopTrain"), Signal(71, "globalFault")}},
+      {"gpt",
+       {Starts(60, "preExitProcess"), Signal(60.1, "stopTrain"), Signal(71, "globalFault"),
+        Signal(131, "changeStrategy")}},
       {"llama", {}}};
   EXPECT_TRUE(CheckSignalAttribution(faults, signals, kStart).empty());
 }
@@ -36,8 +43,8 @@ TEST(SignalAttribution, SignalsOfTheJobAFaultHitAreExplained) {
 TEST(SignalAttribution, ASignalOfAJobNoFaultTouchedNamesTheJob) {
   std::vector<AttributedFault> faults = {FaultOn("gpt", 50, 80)};
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
-      {"gpt", {Signal(60, "stopTrain")}},
-      {"llama", {Signal(60.2, "stopTrain"), Signal(61, "globalFault")}}};
+      {"gpt", {Starts(60, "stopTrain")}},
+      {"llama", {Starts(60.2, "stopTrain"), Signal(61, "globalFault"), Starts(70, "stopTrain")}}};
   const std::vector<std::string> v = CheckSignalAttribution(faults, signals, kStart);
   ASSERT_EQ(v.size(), 1u);  // one line per job
   EXPECT_EQ(v[0],
@@ -45,25 +52,39 @@ TEST(SignalAttribution, ASignalOfAJobNoFaultTouchedNamesTheJob) {
             "its NPUs then");
 }
 
-TEST(SignalAttribution, ASignalLongAfterTheFaultWasHandledIsNotExplainedByIt) {
-  std::vector<AttributedFault> faults = {FaultOn("llama", 36, 38.7)};
+TEST(SignalAttribution, ACycleAfterTheFaultClearedIsNotExplainedByIt) {
+  AttributedFault sub = FaultOn("llama", 36, 38.7);
+  sub.cleared = At(46);
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
       {"llama",
-       {Signal(36.1, "hot-switch", {"hot switch"}), Signal(39.5, "changeStrategy"),
-        Signal(45, "stopTrain")}}};
-  const std::vector<std::string> v = CheckSignalAttribution(faults, signals, kStart);
+       {Starts(36.1, "hot-switch", {"hot switch"}), Signal(39.5, "changeStrategy"),
+        Starts(50, "stopTrain")}}};
+  const std::vector<std::string> v = CheckSignalAttribution({sub}, signals, kStart);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_NE(v[0].find("stopTrain at 45.0s"), std::string::npos);
+  EXPECT_NE(v[0].find("stopTrain at 50.0s"), std::string::npos);
 }
 
-TEST(SignalAttribution, AJobPlacedOnAFaultyNpuLaterIsTouchedFromThen) {
-  AttributedFault link = FaultOn("llama", 20, std::nullopt);
-  link.touched["gpt"] = At(45);  // gpt's pod moved onto the NPU at 45 s
+// A UCE still reported after its retry window stops the job again: that cycle is the fault's.
+TEST(SignalAttribution, AFaultThatLastsMayStartAnotherCycle) {
+  AttributedFault uce = FaultOn("llama", 5, 6);
+  uce.cleared = At(40);
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
-      {"gpt", {Signal(30, "stopTrain"), Signal(50, "stopTrain")}}};
-  const std::vector<std::string> v = CheckSignalAttribution({link}, signals, kStart);
+      {"llama", {Starts(5.1, "stopTrain"), Starts(35.6, "stopTrain")}}};
+  EXPECT_TRUE(CheckSignalAttribution({uce}, signals, kStart).empty());
+}
+
+// The old pod of a hot-switched rank left the faulty NPU: a later cycle is not that fault's,
+// though the fault is still there.
+TEST(SignalAttribution, ACycleAfterTheJobLeftTheNpusIsNotExplainedByTheirFault) {
+  AttributedFault sub = FaultOn("llama", 36.5, 38.7);
+  sub.touched["llama"].until = At(37.6);
+  std::map<std::string, std::vector<ReceivedSignal>> signals = {
+      {"llama",
+       {Starts(36.5, "hot-switch", {"hot switch"}), Starts(37.6, "hot-switch", {"new pod running"}),
+        Starts(41.1, "hot-switch", {"hot switch"})}}};
+  const std::vector<std::string> v = CheckSignalAttribution({sub}, signals, kStart);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_NE(v[0].find("stopTrain at 30.0s"), std::string::npos);
+  EXPECT_NE(v[0].find("hot-switch at 41.1s"), std::string::npos);
 }
 
 TEST(SignalAttribution, OneFaultOneHotSwitch) {
@@ -71,8 +92,8 @@ TEST(SignalAttribution, OneFaultOneHotSwitch) {
   sub.label = "sub-health fault";
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
       {"llama",
-       {Signal(36.1, "hot-switch", {"hot switch"}), Signal(37.1, "hot-switch", {"new pod running"}),
-        Signal(38, "hot-switch", {"hot switch"})}}};
+       {Starts(36.1, "hot-switch", {"hot switch"}), Starts(37.1, "hot-switch", {"new pod running"}),
+        Starts(38, "hot-switch", {"hot switch"})}}};
   const std::vector<std::string> v = CheckSignalAttribution({sub}, signals, kStart);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0],
@@ -83,11 +104,11 @@ TEST(SignalAttribution, OneFaultOneHotSwitch) {
 TEST(SignalAttribution, AnExpectedFaultMustSignalEveryHolderAtInjection) {
   AttributedFault node = FaultOn("llama", 10, 20);
   node.label = "node fault";
-  node.touched["gpt"] = At(10);
-  node.touched["late"] = At(15);  // placed later: not owed a signal
+  node.touched["gpt"] = Touch{At(10), std::nullopt};
+  node.touched["late"] = Touch{At(15), std::nullopt};  // placed later: not owed a signal
   node.must_signal = true;
   std::map<std::string, std::vector<ReceivedSignal>> signals = {
-      {"llama", {Signal(11, "stopTrain")}}, {"gpt", {Signal(5, "stopTrain")}}};
+      {"llama", {Starts(11, "stopTrain")}}, {"gpt", {Starts(5, "stopTrain")}}};
   const std::vector<std::string> v = CheckSignalAttribution({node}, signals, kStart);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0],
