@@ -147,7 +147,6 @@ struct HttpTransport::Stream {
 struct HttpTransport::RequestState {
   HttpRequest request;
   size_t body_bytes = 0;
-  bool refused = false;  // answered already (a limit); the rest of the body is discarded
   bool headers_checked = false;
 };
 
@@ -199,17 +198,14 @@ struct HttpTransportCallbacks {
       MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &Argument, state);
       return static_cast<MHD_Result>(t->Dispatch(connection, *state));
     }
-    // A body arrives (only when Dispatch let it: small enough); it is read and discarded.
+    // A body arrives (only when Dispatch let it: a Content-Length within the limit); it is
+    // read and discarded. libmicrohttpd holds a body to its Content-Length; past the limit
+    // anyway, the connection is closed (no answer can be queued in the middle of a body).
     if (*upload_data_size > 0) {
       state->body_bytes += *upload_data_size;
       *upload_data_size = 0;
-      if (state->body_bytes > t->options_.limits.max_body_bytes && !state->refused) {
-        state->refused = true;
-        return static_cast<MHD_Result>(t->Dispatch(connection, *state));
-      }
-      return MHD_YES;
+      return state->body_bytes > t->options_.limits.max_body_bytes ? MHD_NO : MHD_YES;
     }
-    if (state->refused) return MHD_YES;
     return static_cast<MHD_Result>(t->Dispatch(connection, *state));
   }
 
@@ -292,14 +288,6 @@ int HttpTransport::Dispatch(MHD_Connection* connection, RequestState& state) {
   HttpResponse res;
   const Limits& limits = options_.limits;
 
-  if (state.refused) {
-    Refuse("body_too_large", req.caller.peer,
-           absl::StrCat("a chunked body past ", limits.max_body_bytes, " bytes"));
-    options_.reply_error(res, absl::ResourceExhaustedError(absl::StrCat(
-                                  "request body larger than ", limits.max_body_bytes, " bytes")));
-    res.status = 413;
-    return Queue(connection, res);
-  }
   if (!state.headers_checked) {  // the first call: headers only
     state.headers_checked = true;
     size_t header_bytes = req.method.size() + req.path.size() + 12;
@@ -326,6 +314,17 @@ int HttpTransport::Dispatch(MHD_Connection* connection, RequestState& state) {
         res.status = 413;
         return Queue(connection, res);
       }
+    }
+    if (!req.get_header_value("transfer-encoding").empty()) {
+      // A chunked body announces no size, and an answer cannot be queued in the middle of
+      // one: no route takes a body, so it is refused from its headers too.
+      Refuse("body_too_large", req.caller.peer, "a chunked body");
+      options_.reply_error(res, absl::ResourceExhaustedError(
+                                    "a chunked request body is not accepted (no route takes a "
+                                    "body; send at most --http-max-body-bytes with "
+                                    "Content-Length)"));
+      res.status = 413;
+      return Queue(connection, res);
     }
     // Answered at the next call, once the request (and a small body) is read: an answer queued
     // before that makes libmicrohttpd close the connection (no keep-alive).

@@ -287,6 +287,21 @@ TEST_F(HttpHardeningTest, ABodyOf200MiBIsRefusedAtOnceWith413AndRssStaysFlat) {
   EXPECT_GE(Metric(port_, "clusterd_http_refused_total{reason=\"body_too_large\"}"), 3);
 }
 
+// A chunked body carries no length, and no route takes a body: 413 from its headers.
+TEST_F(HttpHardeningTest, AChunkedBodyIsRefusedWith413FromItsHeaders) {
+  Start({"--http-max-body-bytes", "65536"});
+  int fd = Connect("127.0.0.2", port_);
+  ASSERT_GE(fd, 0);
+  fds_.push_back(fd);
+  std::string head = "POST /version HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  std::string chunk = absl::StrCat("4000\r\n", std::string(0x4000, 'x'), "\r\n");
+  for (int i = 0; i < 8; ++i) send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  std::string answer = ReadFor(fd, std::chrono::seconds(10), "\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(answer, "HTTP/1.1 413")) << answer.substr(0, 200);
+  EXPECT_GE(Metric(port_, "clusterd_http_refused_total{reason=\"body_too_large\"}"), 1);
+}
+
 TEST_F(HttpHardeningTest, TheStoreMirrorIsOffByDefault) {
   Start({});
   httplib::Client http("127.0.0.1", port_);
@@ -528,6 +543,41 @@ TEST(HttpTls, ServesHttpsAndReloadsTheCertificateWithoutARestart) {
   auto after = again.Get("/healthz");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200);
+}
+
+// Garbage instead of a TLS handshake, and a handshake left half-way, cost their connection only.
+TEST(HttpTls, GarbageHandshakesDoNotStopTheProbes) {
+  TempDir dir;
+  TestPki pki(dir.path());
+  pki.Issue("server", "clusterd", true);
+  server::HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  options.tls.cert = pki.Path("server.pem");
+  options.tls.key = pki.Path("server.key");
+  auto http = server::HttpServer::Start(std::move(options));
+  ASSERT_TRUE(http.ok()) << http.status();
+  const int port = (*http)->port();
+  std::vector<int> fds;
+  for (int i = 0; i < 20; ++i) {
+    int fd = Connect("127.0.0.2", port);
+    ASSERT_GE(fd, 0);
+    const std::string junk =
+        i % 2 == 0 ? std::string("\x16\x03\x01\x00\x05hello", 10) : std::string(512, '\xff');
+    send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
+    fds.push_back(fd);
+  }
+  // The garbage connections are dropped; the half-way ones wait for their idle timeout.
+  int dropped = 0;
+  for (size_t i = 1; i < fds.size(); i += 2)
+    dropped += ClosedWithin(fds[i], std::chrono::seconds(5));
+  EXPECT_EQ(dropped, 10);
+  httplib::SSLClient https("127.0.0.1", port);
+  https.set_ca_cert_path(pki.Path("ca.pem").c_str());
+  https.enable_server_certificate_verification(true);
+  auto res = https.Get("/healthz");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  for (int fd : fds) close(fd);
 }
 
 TEST(HttpTls, AClientCertificateFromTheClientCaReachesTheHookWithItsSubject) {
