@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
   libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
-  libcpp-httplib-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
+  libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libssl-dev
+  libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-grpcio python3-protobuf python3-yaml python3-kubernetes
   chromium  # the dashboard test loads the page in headless Chromium

@@ -31,11 +31,12 @@ std::string NpuId(const std::string& name) {
 }
 
 // node -> NPU name -> health ("healthy", "unhealthy", "network-unhealthy", "recovering"),
-// from the nodes' device-info ConfigMaps.
+// from the nodes' device-info ConfigMaps (/api/clusterd/v1/deviceinfo: served with the store
+// mirror off).
 int ReadNpuHealth(const Globals& g,
                   std::map<std::string, std::map<std::string, std::string>>* out) {
   Json cms;
-  if (int rc = FetchJson(g, "/api/v1/namespaces/kube-system/configmaps", &cms); rc != kExitOk) {
+  if (int rc = FetchJson(g, "/api/clusterd/v1/deviceinfo", &cms); rc != kExitOk) {
     return rc;
   }
   const std::string prefix = "mindx-dl-deviceinfo-";
@@ -118,7 +119,8 @@ int FollowOmStream(std::unique_ptr<grpc::ClientReader<Response>> reader, grpc::C
 
 int GetNodes(const Globals& g, const std::string& name) {
   Json nodes;
-  std::string path = name.empty() ? "/api/v1/nodes" : absl::StrCat("/api/v1/nodes/", Escape(name));
+  std::string path = name.empty() ? "/api/clusterd/v1/nodes"
+                                  : absl::StrCat("/api/clusterd/v1/nodes/", Escape(name));
   if (int rc = FetchJson(g, path, &nodes); rc != kExitOk) return rc;
   std::map<std::string, std::map<std::string, std::string>> health;
   if (int rc = ReadNpuHealth(g, &health); rc != kExitOk) return rc;

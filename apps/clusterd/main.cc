@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "http_flags.h"
 #include "server/cluster_brain.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
@@ -45,8 +46,8 @@ int Fail(const absl::Status& status) {
 // elector, or null when a stop signal came first. Losing the lease later ends the process:
 // the replica restarts as a follower and rebuilds from the store (docs/deploy.md).
 absl::StatusOr<std::unique_ptr<clusterd::store::LeaderElector>> AwaitLeadership(
-    clusterd::store::ObjectStore& store, const std::string& lease, const std::string& http_listen,
-    const sigset_t& stop_signals) {
+    clusterd::store::ObjectStore& store, const std::string& lease,
+    const clusterd::server::HttpServer::Options& http_base, const sigset_t& stop_signals) {
   clusterd::store::LeaderElector::Options options;
   options.store = &store;
   if (size_t slash = lease.find('/'); slash != std::string::npos) {
@@ -64,8 +65,7 @@ absl::StatusOr<std::unique_ptr<clusterd::store::LeaderElector>> AwaitLeadership(
   };
   auto elector = std::make_unique<clusterd::store::LeaderElector>(options);
   elector->Start();
-  clusterd::server::HttpServer::Options standby;
-  standby.listen = http_listen;
+  clusterd::server::HttpServer::Options standby = http_base;  // listen, bars, TLS
   standby.readiness = [] { return absl::UnavailableError("standby: another replica leads"); };
   standby.version = CLUSTERD_VERSION;
   auto http = clusterd::server::HttpServer::Start(std::move(standby));
@@ -151,8 +151,11 @@ int main(int argc, char** argv) {
                  "$POD_IP:8899 when POD_IP is set)")
       ->capture_default_str();
   app.add_option("--http-listen", http_listen,
-                 "host:port for /healthz, /readyz, /metrics and /api/v1 (port 0 picks a free port)")
+                 "host:port for /healthz, /readyz, /metrics, /api/clusterd/v1 and the dashboard "
+                 "(port 0 picks a free port)")
       ->capture_default_str();
+  clusterd::app::HttpFlags http_flags;
+  http_flags.Register(app);
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   app.add_option("--log-format", log_format, "text or json (one JSON object per line)")
@@ -200,6 +203,7 @@ int main(int argc, char** argv) {
                  "<root>/cluster/); default: env RAS_NET_ROOT_PATH; empty: off");
 
   CLI11_PARSE(app, argc, argv);
+  if (absl::Status s = http_flags.Apply(http_listen); !s.ok()) return Fail(s);
 
   if (slow_node_reporter.empty()) {
     char host[256] = {0};
@@ -232,7 +236,7 @@ int main(int argc, char** argv) {
   if (!store_claim.ok()) return Fail(store_claim.status());
   std::unique_ptr<clusterd::store::LeaderElector> elector;
   if (leader_elect) {
-    auto led = AwaitLeadership(**store, leader_lease, http_listen, stop_signals);
+    auto led = AwaitLeadership(**store, leader_lease, http_flags.options, stop_signals);
     if (!led.ok()) return Fail(led.status());
     if (*led == nullptr) return 0;  // stopped while waiting
     elector = *std::move(led);
@@ -247,8 +251,7 @@ int main(int argc, char** argv) {
       clusterd::server::GrpcServer::Start(grpc_listen, services.All());
   if (!grpc.ok()) return Fail(grpc.status());
 
-  clusterd::server::HttpServer::Options http_options;
-  http_options.listen = http_listen;
+  clusterd::server::HttpServer::Options http_options = http_flags.options;
   http_options.store = store->get();
   http_options.readiness = [s = store->get()] { return s->Ready(); };
   http_options.jobs = &brain.jobs();

@@ -7,13 +7,12 @@
 #include "cluster/fault_centre.h"
 #include "common/log.h"
 #include "common/metrics.h"
-#include "httplib.h"
 #include "model/config_map_names.h"
 
 namespace clusterd::server {
 namespace {
 
-constexpr int kMaxEventStreams = 4;  // each holds one HTTP worker thread
+constexpr int kMaxEventStreams = 4;  // each holds a producer thread
 constexpr char kClusterInfoNamespace[] = "mindx-dl";
 
 std::string Key(const std::string& node, const std::string& npu, const std::string& code) {
@@ -276,54 +275,64 @@ bool FaultFeed::stopped() const {
 
 const char* DashboardHtml() { return kPage; }
 
-void InstallDashboard(httplib::Server& server, FaultFeed* feed) {
-  auto page = [](const httplib::Request&, httplib::Response& res) {
+void InstallDashboard(HttpTransport& server, FaultFeed* feed) {
+  auto page = [](const HttpRequest&, HttpResponse& res) {
     res.set_content(kPage, "text/html; charset=utf-8");
   };
   server.Get("/", page);
   server.Get("/dashboard", page);
   static std::atomic<int> streams{0};
-  server.Get(
-      "/api/clusterd/v1/events", [feed](const httplib::Request& req, httplib::Response& res) {
-        Counter& refused = MetricsRegistry::Default().GetCounter(
-            "clusterd_dashboard_event_streams_refused_total",
-            "Event-stream requests refused because the limit of open streams was reached");
-        if (feed == nullptr) {
-          res.status = 503;
-          res.set_content("no fault feed\n", "text/plain");
-          return;
-        }
-        if (streams.fetch_add(1) >= kMaxEventStreams) {
-          streams.fetch_sub(1);
-          refused.Increment();
-          LogWarn("dashboard", "event stream refused", {{"reason", "too many open streams"}});
-          res.status = 503;
-          res.set_content("too many open event streams\n", "text/plain");
-          return;
-        }
-        // A reconnecting EventSource names the last entry it saw; a new one starts from now.
-        uint64_t start = feed->last_seq();
-        if (req.has_header("Last-Event-ID")) {
-          start = std::strtoull(req.get_header_value("Last-Event-ID").c_str(), nullptr, 10);
-        }
-        auto cursor = std::make_shared<uint64_t>(start);
-        res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider(
-            "text/event-stream",
-            [feed, cursor](size_t, httplib::DataSink& sink) {
-              if (feed->stopped() || !sink.is_writable()) return false;
-              std::vector<FaultFeed::Entry> entries = feed->Since(*cursor, absl::Seconds(10));
-              std::string out;
-              if (entries.empty()) out = ": keep-alive\n\n";
-              for (const FaultFeed::Entry& e : entries) {
-                absl::StrAppend(&out, "id: ", e.seq, "\nevent: fault\ndata: ", e.ToJson().dump(),
-                                "\n\n");
-                *cursor = e.seq;
-              }
-              return sink.write(out.data(), out.size());
-            },
-            [](bool) { streams.fetch_sub(1); });
-      });
+  server.Get("/api/clusterd/v1/events", [feed](const HttpRequest& req, HttpResponse& res) {
+    Counter& refused = MetricsRegistry::Default().GetCounter(
+        "clusterd_dashboard_event_streams_refused_total",
+        "Event-stream requests refused because the limit of open streams was reached");
+    if (feed == nullptr) {
+      res.status = 503;
+      res.set_content("no fault feed\n", "text/plain");
+      return;
+    }
+    if (streams.fetch_add(1) >= kMaxEventStreams) {
+      streams.fetch_sub(1);
+      refused.Increment();
+      LogWarn("dashboard", "event stream refused", {{"reason", "too many open streams"}});
+      res.status = 503;
+      res.set_content("too many open event streams\n", "text/plain");
+      return;
+    }
+    // A reconnecting EventSource names the last entry it saw; a new one starts from now.
+    uint64_t start = feed->last_seq();
+    if (req.has_header("Last-Event-ID")) {
+      start = std::strtoull(req.get_header_value("Last-Event-ID").c_str(), nullptr, 10);
+    }
+    struct Cursor {
+      uint64_t seq;
+      int quiet_seconds = 0;
+    };
+    auto cursor = std::make_shared<Cursor>(Cursor{start});
+    res.set_header("Cache-Control", "no-cache");
+    // The producer runs on a thread of the stream's own; it waits a second at a time so that
+    // a stream whose client left ends within a second, and says "keep-alive" every 10 s.
+    res.set_stream(
+        "text/event-stream",
+        [feed, cursor](std::string* out) {
+          if (feed->stopped()) return false;
+          std::vector<FaultFeed::Entry> entries = feed->Since(cursor->seq, absl::Seconds(1));
+          if (feed->stopped()) return false;
+          for (const FaultFeed::Entry& e : entries) {
+            absl::StrAppend(out, "id: ", e.seq, "\nevent: fault\ndata: ", e.ToJson().dump(),
+                            "\n\n");
+            cursor->seq = e.seq;
+          }
+          if (!entries.empty()) {
+            cursor->quiet_seconds = 0;
+          } else if (++cursor->quiet_seconds >= 10) {
+            cursor->quiet_seconds = 0;
+            *out = ": keep-alive\n\n";
+          }
+          return true;  // an empty piece: nothing to send yet
+        },
+        [] { streams.fetch_sub(1); });
+  });
 }
 
 }  // namespace clusterd::server

@@ -21,11 +21,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "server/http_transport.h"
 #include "store/object_store.h"
 
-namespace httplib {
-class Server;
-}
 namespace clusterd::cluster {
 class FaultCentre;
 }
@@ -101,6 +99,6 @@ class FaultFeed {
 const char* DashboardHtml();
 
 // Registers the page and the event stream. `feed` may be null (the event stream answers 503).
-void InstallDashboard(httplib::Server& server, FaultFeed* feed);
+void InstallDashboard(HttpTransport& server, FaultFeed* feed);
 
 }  // namespace clusterd::server

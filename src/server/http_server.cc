@@ -1,9 +1,8 @@
 #include "server/http_server.h"
 
-#include <sys/socket.h>
-
 #include <exception>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cluster/fault_centre.h"
@@ -11,7 +10,7 @@
 #include "common/log.h"
 #include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
-#include "httplib.h"
+#include "model/config_map_names.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
 #include "server/recovery_bridge.h"
@@ -45,7 +44,7 @@ absl::string_view ReasonFor(absl::StatusCode code) {
 // Errors use the Kubernetes Status shape so kubectl-minded tools can read them. A message may
 // quote what the client sent, which need not be UTF-8: such bytes come out as U+FFFD (a strict
 // dump would throw, and the client get an empty 500).
-void ReplyError(httplib::Response& res, const absl::Status& status) {
+void ReplyError(HttpResponse& res, const absl::Status& status) {
   int code = HttpCodeFor(status.code());
   nlohmann::ordered_json body = {{"kind", "Status"},
                                  {"apiVersion", "v1"},
@@ -191,6 +190,45 @@ absl::StatusOr<diagnosis::SlowNodeJobView> ResolveSlowNode(
   return matches.front();
 }
 
+// Container env and envFrom carry credentials in practice: the mirror never serves them, in
+// pods and in every workload template (AscendJob replica specs, Jobs). The last-applied
+// annotation repeats the whole spec, env included, so it goes too.
+void StripSecrets(store::Object& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& key = it.key();
+      if ((key == "containers" || key == "initContainers" || key == "ephemeralContainers") &&
+          it->is_array()) {
+        for (auto& c : *it) {
+          if (c.is_object()) {
+            c.erase("env");
+            c.erase("envFrom");
+          }
+        }
+      }
+      StripSecrets(*it);
+    }
+    if (auto md = j.find("metadata"); md != j.end() && md->is_object()) {
+      if (auto an = md->find("annotations"); an != md->end() && an->is_object()) {
+        an->erase("kubectl.kubernetes.io/last-applied-configuration");
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) StripSecrets(e);
+  }
+}
+
+// ConfigMaps clusterd writes or reads in the jobs' own namespaces (reset-config-<job>,
+// job-summary-<job>, data-trace-<job>, rings-config-<job>, clusterd-recovery-<job>,
+// ras-feature-slownode-<job>): served wherever they are.
+bool IsClusterdJobConfigMap(absl::string_view name) {
+  for (absl::string_view prefix : {"reset-config-", "job-summary-", "data-trace-", "rings-config-",
+                                   "clusterd-recovery-", "ras-feature-slownode"}) {
+    if (absl::StartsWith(name, prefix)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int HttpCodeFor(absl::StatusCode code) {
@@ -217,35 +255,12 @@ int HttpCodeFor(absl::StatusCode code) {
   }
 }
 
-HttpServer::HttpServer(Options options)
-    : options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+HttpServer::HttpServer(Options options) : options_(std::move(options)) {
   if (options_.metrics == nullptr) options_.metrics = &MetricsRegistry::Default();
-  // cpp-httplib's default sets SO_REUSEPORT, with which a second server on the port listens
-  // beside the first and the kernel spreads connections over the two. SO_REUSEADDR alone still
-  // lets a restarted clusterd bind while old connections linger in TIME_WAIT, and refuses a
-  // port another socket listens on.
-  server_->set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  // A handler that throws would otherwise be an empty 500: say so in a Status body, log it and
-  // count it.
-  server_->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        LogError("http", "request handler failed", {{"path", Escaped(req.path)}, {"error", what}});
-        MetricsRegistry::Default()
-            .GetCounter("clusterd_http_handler_errors_total",
-                        "HTTP requests whose handler failed with an exception (answered 500).")
-            .Increment();
-        ReplyError(res, absl::InternalError(absl::StrCat("internal error: ", what)));
-      });
+}
+
+std::set<std::string> HttpServer::DefaultConfigMapNamespaces() {
+  return {"kube-system", "mindx-dl", "cluster-system"};
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
@@ -253,48 +268,59 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options) {
   if (!hp.ok()) return hp.status();
   std::unique_ptr<HttpServer> http(new HttpServer(std::move(options)));
   http->RegisterRoutes();
-  int port = hp->port;
-  if (port == 0) {
-    port = http->server_->bind_to_any_port(hp->host);
-    if (port < 0) port = 0;
-  } else if (!http->server_->bind_to_port(hp->host, port)) {
-    port = 0;
-  }
-  if (port == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen for HTTP on ", hp->ToString(),
-                                               " (address in use, not local, or not permitted)"));
-  }
+  HttpTransport::Options t;
+  t.host = hp->host;
+  t.port = hp->port;
+  t.limits = http->options_.limits;
+  t.tls = http->options_.tls;
+  t.authorize = http->options_.authorize;
+  t.open_paths = http->options_.open_paths;
+  t.reply_error = [](HttpResponse& res, const absl::Status& status) { ReplyError(res, status); };
+  // A handler that throws would otherwise be an empty 500: say so in a Status body, log it and
+  // count it.
+  t.on_exception = [](const HttpRequest& req, HttpResponse& res, const std::string& what) {
+    LogError("http", "request handler failed", {{"path", Escaped(req.path)}, {"error", what}});
+    MetricsRegistry::Default()
+        .GetCounter("clusterd_http_handler_errors_total",
+                    "HTTP requests whose handler failed with an exception (answered 500).")
+        .Increment();
+    ReplyError(res, absl::InternalError(absl::StrCat("internal error: ", what)));
+  };
+  if (absl::Status s = http->transport_.Start(std::move(t)); !s.ok()) return s;
   HostPort actual = *hp;
-  actual.port = port;
+  actual.port = http->transport_.port();
   http->address_ = actual.ToString();
-  http->port_ = port;
-  httplib::Server* server = http->server_.get();
-  http->thread_ = std::thread([server] { server->listen_after_bind(); });
-  // The socket is already bound, so clients can connect; wait only for the accept loop.
-  while (!server->is_running() && http->thread_.joinable()) std::this_thread::yield();
-  LogInfo("http", "serving", {{"address", http->address_}});
+  http->port_ = actual.port;
+  const HttpTransport::Limits& l = http->options_.limits;
+  LogInfo(
+      "http", "serving",
+      {{"address", http->address_},
+       {"scheme", http->transport_.tls() ? "https" : "http"},
+       {"client_ca", http->options_.tls.client_ca.empty() ? "none" : http->options_.tls.client_ca},
+       {"max_connections", l.max_connections},
+       {"max_connections_per_client", l.max_connections_per_client},
+       {"store_mirror", http->options_.store_mirror}});
+  if (!http->transport_.tls()) {
+    LogInfo("http", "plaintext HTTP (no --http-tls-cert/--http-tls-key)",
+            {{"address", http->address_}});
+  }
   return http;
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Stop() {
-  if (thread_.joinable()) {
-    server_->stop();
-    thread_.join();
-  }
-}
+void HttpServer::Stop() { transport_.Stop(); }
 
 void HttpServer::RegisterRoutes() {
-  httplib::Server& s = *server_;
+  HttpTransport& s = transport_;
   InstallDashboard(s, options_.fault_feed);
 
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  s.Get("/healthz", [](const HttpRequest&, HttpResponse& res) {
     res.set_content("ok\n", "text/plain");
     CountRequest("/healthz", 200);
   });
 
-  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/readyz", [this](const HttpRequest&, HttpResponse& res) {
     absl::Status ready = options_.readiness ? options_.readiness() : absl::OkStatus();
     if (ready.ok()) {
       res.set_content("ok\n", "text/plain");
@@ -305,20 +331,20 @@ void HttpServer::RegisterRoutes() {
     CountRequest("/readyz", res.status);
   });
 
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
     res.set_content(options_.metrics->RenderPrometheus(),
                     "text/plain; version=0.0.4; charset=utf-8");
     CountRequest("/metrics", 200);
   });
 
-  s.Get("/version", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/version", [this](const HttpRequest&, HttpResponse& res) {
     nlohmann::ordered_json body = {{"name", "clusterd"}, {"version", options_.version}};
     res.set_content(body.dump(), kJson);
     CountRequest("/version", 200);
   });
 
   // The job registry (read-only).
-  s.Get(R"(/api/clusterd/v1/jobs)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/jobs)", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.jobs == nullptr) {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
@@ -332,13 +358,12 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.jobs == nullptr) {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1], ns);
       if (!r.ok()) {
         ReplyError(res, r.status());
       } else {
@@ -347,13 +372,13 @@ void HttpServer::RegisterRoutes() {
     }
     CountRequest("/api/clusterd/v1/jobs/{job}", res.status);
   });
-  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)", [this](const httplib::Request& req,
-                                                             httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/jobs/([^/]+)/ranktable)", [this](const HttpRequest& req,
+                                                             HttpResponse& res) {
     if (options_.jobs == nullptr) {
       ReplyError(res, absl::UnavailableError("no job registry is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1].str(), ns);
+      absl::StatusOr<cluster::JobRecord> r = ResolveJob(*options_.jobs, req.matches[1], ns);
       if (!r.ok()) {
         ReplyError(res, r.status());
       } else {
@@ -365,7 +390,7 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The fault centre's view (clusterctl get faults).
-  s.Get(R"(/api/clusterd/v1/faults)", [this](const httplib::Request& req, httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/faults)", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.faults == nullptr) {
       ReplyError(res, absl::UnavailableError("no fault centre is attached"));
     } else {
@@ -390,24 +415,22 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The recovery controllers (clusterctl get recovery).
-  s.Get(
-      R"(/api/clusterd/v1/recovery)", [this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.recovery == nullptr) {
-          ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
-        } else {
-          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-          res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
-        }
-        CountRequest("/api/clusterd/v1/recovery", res.status);
-      });
-  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))", [this](const httplib::Request& req,
-                                                       httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/recovery)", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.recovery == nullptr) {
+      ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      res.set_content(options_.recovery->RecoveryList(ns).dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/recovery", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/recovery/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.recovery == nullptr) {
       ReplyError(res, absl::UnavailableError("no recovery controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
       absl::StatusOr<nlohmann::ordered_json> job =
-          options_.recovery->RecoveryOf(req.matches[1].str(), ns);
+          options_.recovery->RecoveryOf(req.matches[1], ns);
       if (!job.ok()) {
         ReplyError(res, job.status());
       } else {
@@ -418,29 +441,27 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The slow-node detections (clusterctl get slownode).
-  s.Get(
-      R"(/api/clusterd/v1/slownode)", [this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.slow_nodes == nullptr) {
-          ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
-        } else {
-          const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
-          nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
-                                         {"items", nlohmann::ordered_json::array()}};
-          for (const auto& v : options_.slow_nodes->Views()) {
-            if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
-          }
-          res.set_content(body.dump(), kJson);
-        }
-        CountRequest("/api/clusterd/v1/slownode", res.status);
-      });
-  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))", [this](const httplib::Request& req,
-                                                       httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/slownode)", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.slow_nodes == nullptr) {
+      ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      nlohmann::ordered_json body = {{"kind", "SlowNodeList"},
+                                     {"items", nlohmann::ordered_json::array()}};
+      for (const auto& v : options_.slow_nodes->Views()) {
+        if (SlowNodeInNamespace(v, ns)) body["items"].push_back(v.ToJson());
+      }
+      res.set_content(body.dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/slownode", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/slownode/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.slow_nodes == nullptr) {
       ReplyError(res, absl::UnavailableError("no slow-node controller is attached"));
     } else {
       const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
       absl::StatusOr<diagnosis::SlowNodeJobView> v =
-          ResolveSlowNode(*options_.slow_nodes, req.matches[1].str(), ns);
+          ResolveSlowNode(*options_.slow_nodes, req.matches[1], ns);
       if (!v.ok()) {
         ReplyError(res, v.status());
       } else {
@@ -451,7 +472,7 @@ void HttpServer::RegisterRoutes() {
   });
 
   // The slow-network detection (pingmesh, §7).
-  s.Get(R"(/api/clusterd/v1/netfault)", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get(R"(/api/clusterd/v1/netfault)", [this](const HttpRequest&, HttpResponse& res) {
     if (options_.net_faults == nullptr) {
       ReplyError(res, absl::UnavailableError(
                           "slow-network detection is off (no --ras-net-root / RAS_NET_ROOT_PATH)"));
@@ -461,9 +482,66 @@ void HttpServer::RegisterRoutes() {
     CountRequest("/api/clusterd/v1/netfault", res.status);
   });
 
+  // What clusterctl needs of the store with the mirror off: the nodes, and the device-info
+  // ConfigMaps (NPU health). Same List / object shapes as /api/v1.
+  auto list_of = [this](const std::string& resource, const std::string& ns,
+                        const std::string& prefix, HttpResponse& res) {
+    if (options_.store == nullptr) {
+      return ReplyError(res, absl::UnavailableError("no object store is attached"));
+    }
+    store::ListOptions list_options;
+    list_options.ns = ns;
+    absl::StatusOr<store::ObjectList> list = options_.store->List(resource, list_options);
+    if (!list.ok()) return ReplyError(res, list.status());
+    nlohmann::ordered_json body = {{"apiVersion", "v1"},
+                                   {"kind", "List"},
+                                   {"metadata", {{"resourceVersion", list->resource_version}}},
+                                   {"items", nlohmann::ordered_json::array()}};
+    for (auto& item : list->items) {
+      if (!prefix.empty() && !absl::StartsWith(item["metadata"].value("name", ""), prefix)) {
+        continue;
+      }
+      StripSecrets(item);
+      body["items"].push_back(std::move(item));
+    }
+    res.set_content(body.dump(), kJson);
+  };
+  s.Get(R"(/api/clusterd/v1/nodes)", [list_of](const HttpRequest&, HttpResponse& res) {
+    list_of("nodes", "", "", res);
+    CountRequest("/api/clusterd/v1/nodes", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/nodes/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.store == nullptr) {
+      ReplyError(res, absl::UnavailableError("no object store is attached"));
+    } else if (absl::Status bad = CheckPathSegment("name", req.matches[1]); !bad.ok()) {
+      ReplyError(res, bad);
+    } else {
+      absl::StatusOr<store::Object> obj =
+          options_.store->Get(store::ObjectKey{"nodes", "", req.matches[1]});
+      if (!obj.ok()) {
+        ReplyError(res, obj.status());
+      } else {
+        res.set_content(obj->dump(), kJson);
+      }
+    }
+    CountRequest("/api/clusterd/v1/nodes/{node}", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/deviceinfo)", [list_of](const HttpRequest&, HttpResponse& res) {
+    list_of("configmaps", std::string(model::kDeviceInfoNamespace),
+            std::string(model::kDeviceInfoPrefix), res);
+    CountRequest("/api/clusterd/v1/deviceinfo", res.status);
+  });
+
   // Store reads. One handler serves all URL shapes.
   auto serve = [this](const std::string& resource, const std::string& ns, const std::string& name,
-                      const httplib::Request& req, httplib::Response& res) {
+                      const HttpRequest& req, HttpResponse& res) {
+    if (!options_.store_mirror) {
+      ReplyError(res,
+                 absl::NotFoundError(
+                     "the store mirror /api/v1 is off (start clusterd with "
+                     "--http-store-mirror); clusterctl and the dashboard use /api/clusterd/v1"));
+      return;
+    }
     if (options_.store == nullptr) {
       ReplyError(res, absl::UnavailableError("no object store is attached"));
       return;
@@ -480,9 +558,21 @@ void HttpServer::RegisterRoutes() {
         return ReplyError(res, s);
       }
     }
+    const bool configmaps = resource == "configmaps";
+    auto served = [&](const std::string& object_ns, const std::string& object_name) {
+      return !configmaps || options_.configmap_namespaces.count(object_ns) > 0 ||
+             IsClusterdJobConfigMap(object_name);
+    };
     if (!name.empty()) {
+      if (!served(ns, name)) {
+        // Not clusterd's: answered as if absent, so the mirror does not tell what exists.
+        return ReplyError(res, absl::NotFoundError(absl::StrCat(
+                                   "configmaps \"", name, "\" not found in namespace ", ns,
+                                   " (the mirror serves only clusterd's own ConfigMaps)")));
+      }
       absl::StatusOr<store::Object> obj = options_.store->Get(store::ObjectKey{resource, ns, name});
       if (!obj.ok()) return ReplyError(res, obj.status());
+      StripSecrets(*obj);
       res.set_content(obj->dump(), kJson);
       return;
     }
@@ -500,26 +590,31 @@ void HttpServer::RegisterRoutes() {
                                    {"kind", "List"},
                                    {"metadata", {{"resourceVersion", list->resource_version}}},
                                    {"items", nlohmann::ordered_json::array()}};
-    for (auto& item : list->items) body["items"].push_back(std::move(item));
+    for (auto& item : list->items) {
+      const store::Object md = item.contains("metadata") ? item["metadata"] : store::Object();
+      if (!served(md.value("namespace", ""), md.value("name", ""))) continue;
+      StripSecrets(item);
+      body["items"].push_back(std::move(item));
+    }
     res.set_content(body.dump(), kJson);
   };
 
   s.Get(R"(/api/v1/namespaces/([^/]+)/([^/]+)/([^/]+))",
-        [serve](const httplib::Request& req, httplib::Response& res) {
-          serve(req.matches[2].str(), req.matches[1].str(), req.matches[3].str(), req, res);
+        [serve](const HttpRequest& req, HttpResponse& res) {
+          serve(req.matches[2], req.matches[1], req.matches[3], req, res);
           CountRequest("/api/v1/namespaces/{ns}/{resource}/{name}", res.status);
         });
   s.Get(R"(/api/v1/namespaces/([^/]+)/([^/]+))",
-        [serve](const httplib::Request& req, httplib::Response& res) {
-          serve(req.matches[2].str(), req.matches[1].str(), "", req, res);
+        [serve](const HttpRequest& req, HttpResponse& res) {
+          serve(req.matches[2], req.matches[1], "", req, res);
           CountRequest("/api/v1/namespaces/{ns}/{resource}", res.status);
         });
-  s.Get(R"(/api/v1/([^/]+)/([^/]+))", [serve](const httplib::Request& req, httplib::Response& res) {
-    serve(req.matches[1].str(), "", req.matches[2].str(), req, res);
+  s.Get(R"(/api/v1/([^/]+)/([^/]+))", [serve](const HttpRequest& req, HttpResponse& res) {
+    serve(req.matches[1], "", req.matches[2], req, res);
     CountRequest("/api/v1/{resource}/{name}", res.status);
   });
-  s.Get(R"(/api/v1/([^/]+))", [serve](const httplib::Request& req, httplib::Response& res) {
-    serve(req.matches[1].str(), "", "", req, res);
+  s.Get(R"(/api/v1/([^/]+))", [serve](const HttpRequest& req, HttpResponse& res) {
+    serve(req.matches[1], "", "", req, res);
     CountRequest("/api/v1/{resource}", res.status);
   });
 }

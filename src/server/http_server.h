@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -9,21 +10,18 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/metrics.h"
+#include "server/http_transport.h"
 #include "store/object_store.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace clusterd::cluster {
 class JobRegistry;
 class FaultCentre;
-}
+}  // namespace clusterd::cluster
 
 namespace clusterd::diagnosis {
 class SlowNodeController;
 class NetDiagnosisController;
-}
+}  // namespace clusterd::diagnosis
 
 namespace clusterd::server {
 
@@ -35,9 +33,15 @@ class FaultFeed;
 //   GET /readyz    readiness: 200 "ok", or 503 with the reason
 //   GET /metrics   Prometheus text format 0.0.4
 //   GET /version   {"name":"clusterd","version":"..."}
-//   GET /api/v1/...  read-only, Kubernetes-shaped view of the object store (what clusterctl
-//                  reads): /api/v1/<resource>, /api/v1/namespaces/<ns>/<resource>[/<name>],
-//                  /api/v1/<cluster-scoped resource>/<name>; ?labelSelector=...
+//   GET /api/v1/...  only with store_mirror (--http-store-mirror): a read-only,
+//                  Kubernetes-shaped view of the object store: /api/v1/<resource>,
+//                  /api/v1/namespaces/<ns>/<resource>[/<name>], /api/v1/<cluster-scoped
+//                  resource>/<name>; ?labelSelector=... Pods come without their containers'
+//                  env/envFrom; ConfigMaps only from configmap_namespaces (others: 404).
+//   GET /api/clusterd/v1/nodes[/<node>]               the nodes (name, labels, annotations,
+//                  conditions, unschedulable): what clusterctl needs of them
+//   GET /api/clusterd/v1/deviceinfo                   the device-info ConfigMaps
+//                  (kube-system/mindx-dl-deviceinfo-*), what clusterctl reads for NPU health
 //   GET /api/clusterd/v1/jobs[?namespace=NS]          the job registry's records
 //   GET /api/clusterd/v1/jobs/<job>[?namespace=NS]    one record (<job>: job id, or job name)
 //   GET /api/clusterd/v1/jobs/<job>/ranktable          its rank table (the hccl.json object)
@@ -45,8 +49,8 @@ class FaultFeed;
 //                  per (node, NPU, code): node, npu, code, level, source, since, jobs
 //   GET /api/clusterd/v1/recovery[?namespace=NS]      every recovery controller: state, phase,
 //                  strategy, fault ranks, uuid, history of the current cycle (RecoveryJson)
-//   GET /api/clusterd/v1/recovery/<job>[?namespace=NS] one controller (<job>: id, job or PodGroup name)
-//   GET /api/clusterd/v1/slownode[?namespace=NS]      every slow-node detection (one per
+//   GET /api/clusterd/v1/recovery/<job>[?namespace=NS] one controller (<job>: id, job or PodGroup
+//   name) GET /api/clusterd/v1/slownode[?namespace=NS]      every slow-node detection (one per
 //                  ras-feature-slownode ConfigMap): state, step, baselines, latest result
 //   GET /api/clusterd/v1/slownode/<job>[?namespace=NS] one job (<job>: job name or id)
 //   GET /api/clusterd/v1/netfault                     slow-network detection (pingmesh): root,
@@ -56,20 +60,38 @@ class FaultFeed;
 class HttpServer {
  public:
   struct Options {
-    std::string listen;                        // host:port; port 0 picks a free port
-    store::ObjectStore* store = nullptr;       // may be null: /api answers 503
+    std::string listen;                          // host:port; port 0 picks a free port
+    store::ObjectStore* store = nullptr;         // may be null: /api answers 503
     const cluster::JobRegistry* jobs = nullptr;  // may be null: /api/clusterd/v1/jobs answers 503
-    const cluster::FaultCentre* faults = nullptr;  // may be null: /api/clusterd/v1/faults answers 503
+    const cluster::FaultCentre* faults =
+        nullptr;                               // may be null: /api/clusterd/v1/faults answers 503
     const RecoveryBridge* recovery = nullptr;  // may be null: /api/clusterd/v1/recovery answers 503
     // may be null: /api/clusterd/v1/slownode answers 503
     const diagnosis::SlowNodeController* slow_nodes = nullptr;
     // may be null (no --ras-net-root): /api/clusterd/v1/netfault answers 503
     const diagnosis::NetDiagnosisController* net_faults = nullptr;
-    FaultFeed* fault_feed = nullptr;  // may be null: /api/clusterd/v1/events answers 503
-    MetricsRegistry* metrics = nullptr;        // defaults to MetricsRegistry::Default()
+    FaultFeed* fault_feed = nullptr;          // may be null: /api/clusterd/v1/events answers 503
+    MetricsRegistry* metrics = nullptr;       // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready
     std::string version;
+
+    // Transport bars: connection caps, idle timeout, header and body limits (http_transport.h).
+    HttpTransport::Limits limits;
+    // HTTPS when tls.cert and tls.key are set (mTLS with tls.client_ca); reloaded on change.
+    HttpTransport::TlsFiles tls;
+    // Called for every path outside open_paths (HttpTransport::Options::authorize). Null:
+    // every request is allowed.
+    std::function<absl::Status(const HttpCaller&)> authorize;
+    std::set<std::string> open_paths = {"/healthz", "/readyz"};
+    // The raw store mirror /api/v1/... (off: 404 with a Status naming the flag).
+    bool store_mirror = false;
+    // Namespaces whose ConfigMaps the mirror serves (clusterd's own).
+    std::set<std::string> configmap_namespaces = DefaultConfigMapNamespaces();
   };
+
+  // kube-system (device info, fault config), mindx-dl (node info, node fault config, leases),
+  // cluster-system (the cluster-info ConfigMaps clusterd publishes).
+  static std::set<std::string> DefaultConfigMapNamespaces();
 
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(Options options);
   ~HttpServer();
@@ -83,8 +105,7 @@ class HttpServer {
   void RegisterRoutes();
 
   Options options_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  HttpTransport transport_;
   std::string address_;
   int port_ = 0;
 };

@@ -34,6 +34,7 @@ absl::StatusOr<std::unique_ptr<ClusterdProcess>> ClusterdProcess::Start(const Op
   spawn.argv = {options.binary, "--store",       options.store, "--grpc-listen",
                 "127.0.0.1:0",  "--http-listen", "127.0.0.1:0", "--listen-info-file",
                 info_path};
+  if (options.store_mirror) spawn.argv.push_back("--http-store-mirror");
   for (const auto& a : options.extra_args) spawn.argv.push_back(a);
   spawn.stdout_path = log_path;
   spawn.stderr_path = log_path;

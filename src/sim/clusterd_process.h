@@ -19,6 +19,8 @@ class ClusterdProcess {
     std::string store = "memory";
     std::string work_dir;  // listen-info and log files go here
     std::vector<std::string> extra_args;
+    // --http-store-mirror: the simulator and the tests read the store through /api/v1.
+    bool store_mirror = true;
     absl::Duration start_timeout = absl::Seconds(20);
   };
   static absl::StatusOr<std::unique_ptr<ClusterdProcess>> Start(const Options& options);

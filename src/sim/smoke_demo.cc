@@ -125,20 +125,20 @@ absl::Status RunSmokeDemo(const std::string& clusterd_binary, const std::string&
   }
 
   std::printf("== another process writes a ConfigMap into the store directory\n");
-  std::string cm_dir = state_dir + "/store/configmaps/default";
+  std::string cm_dir = state_dir + "/store/configmaps/mindx-dl";
   std::filesystem::create_directories(cm_dir);
   {
     std::ofstream out(cm_dir + "/.demo-note.json.tmp");
-    out << R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo-note","namespace":"default"},"data":{"hello":"cluster"}})";
+    out << R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo-note","namespace":"mindx-dl"},"data":{"hello":"cluster"}})";
   }
   std::filesystem::rename(cm_dir + "/.demo-note.json.tmp", cm_dir + "/demo-note.json");
   bool seen = false;
   for (int i = 0; i < 100 && !seen; ++i) {
-    auto res = http.Get("/api/v1/namespaces/default/configmaps/demo-note");
+    auto res = http.Get("/api/v1/namespaces/mindx-dl/configmaps/demo-note");
     seen = res && res->status == 200;
     if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::printf("   clusterd sees configmaps/default/demo-note: %s\n", seen ? "yes" : "NO");
+  std::printf("   clusterd sees configmaps/mindx-dl/demo-note: %s\n", seen ? "yes" : "NO");
   ok &= seen;
 
   std::printf("== stop clusterd (SIGTERM)\n");

@@ -133,9 +133,16 @@ class RecoveryE2eTest : public ::testing::Test {
     std::filesystem::remove(info);
     ++starts_;
     Subprocess::Options spawn;
-    spawn.argv = {CLUSTERD_BIN, "--store",       "dir:" + state_, "--grpc-listen",
-                  grpc_listen,  "--http-listen", "127.0.0.1:0",   "--listen-info-file",
-                  info};
+    spawn.argv = {CLUSTERD_BIN,
+                  "--store",
+                  "dir:" + state_,
+                  "--grpc-listen",
+                  grpc_listen,
+                  "--http-listen",
+                  "127.0.0.1:0",
+                  "--listen-info-file",
+                  info,
+                  "--http-store-mirror"};
     if (const char* level = std::getenv("RECOVERY_E2E_LOG_LEVEL"); level != nullptr) {
       spawn.argv.insert(spawn.argv.end(), {"--log-level", level});
     }

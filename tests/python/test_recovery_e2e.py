@@ -146,7 +146,8 @@ class RecoveryE2e(unittest.TestCase):
         self.proc = subprocess.Popen(
             [os.environ["CLUSTERD_BIN"], "--store", "dir:" + self.state,
              "--grpc-listen", grpc_listen, "--http-listen", "127.0.0.1:0",
-             "--listen-info-file", info], stdout=log, stderr=subprocess.STDOUT)
+             "--listen-info-file", info, "--http-store-mirror"],
+            stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = time.monotonic() + 20
         while not os.path.exists(info):
