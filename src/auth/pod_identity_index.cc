@@ -8,8 +8,10 @@ void PodIdentityIndex::RemoveLocked(const std::string& pod_key) {
   auto it = pods_.find(pod_key);
   if (it == pods_.end()) return;
   if (auto j = jobs_by_ip_.find(it->second.ip); j != jobs_by_ip_.end()) {
-    if (auto c = j->second.find(it->second.job_id); c != j->second.end() && --c->second <= 0) {
-      j->second.erase(c);
+    for (const std::string& job_id : it->second.job_ids) {
+      if (auto c = j->second.find(job_id); c != j->second.end() && --c->second <= 0) {
+        j->second.erase(c);
+      }
     }
     if (j->second.empty()) jobs_by_ip_.erase(j);
   }
@@ -17,12 +19,13 @@ void PodIdentityIndex::RemoveLocked(const std::string& pod_key) {
 }
 
 void PodIdentityIndex::Set(const std::string& pod_key, absl::string_view pod_ip,
-                           const std::string& job_id) {
+                           std::vector<std::string> job_ids) {
   absl::MutexLock lock(&mu_);
   RemoveLocked(pod_key);
-  if (pod_ip.empty() || job_id.empty()) return;
-  PodEntry entry{NormaliseIp(pod_ip), job_id};
-  ++jobs_by_ip_[entry.ip][entry.job_id];
+  std::erase_if(job_ids, [](const std::string& id) { return id.empty(); });
+  if (pod_ip.empty() || job_ids.empty()) return;
+  PodEntry entry{NormaliseIp(pod_ip), std::move(job_ids)};
+  for (const std::string& job_id : entry.job_ids) ++jobs_by_ip_[entry.ip][job_id];
   pods_.emplace(pod_key, std::move(entry));
 }
 

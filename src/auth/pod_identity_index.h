@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -14,9 +15,12 @@ namespace clusterd::auth {
 // lookup under a reader lock, not a scan of the jobs.
 class PodIdentityIndex {
  public:
-  // Pod `pod_key` ("ns/name") has `pod_ip` (may be empty: not running yet) and belongs to
-  // `job_id`.
-  void Set(const std::string& pod_key, absl::string_view pod_ip, const std::string& job_id);
+  // Pod `pod_key` ("ns/name") has `pod_ip` (may be empty: not running yet) and acts for
+  // `job_ids` (its controller's uid, and a MindIE job id from its jobID label).
+  void Set(const std::string& pod_key, absl::string_view pod_ip, std::vector<std::string> job_ids);
+  void Set(const std::string& pod_key, absl::string_view pod_ip, const std::string& job_id) {
+    Set(pod_key, pod_ip, std::vector<std::string>{job_id});
+  }
   void Remove(const std::string& pod_key);
 
   bool IsPodOfJob(absl::string_view ip, absl::string_view job_id) const;
@@ -25,7 +29,7 @@ class PodIdentityIndex {
  private:
   struct PodEntry {
     std::string ip;
-    std::string job_id;
+    std::vector<std::string> job_ids;
   };
   void RemoveLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
