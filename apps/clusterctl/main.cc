@@ -63,8 +63,7 @@ int Health(const Globals& g) {
 
   auto stub = Recover::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000)));
+  SetDeadline(g, ctx);
   ClientInfo req;
   req.set_role("clusterctl");
   Status resp;
@@ -533,8 +532,7 @@ int DataTrace(const Globals& g, const std::string& action, const std::string& jo
   }
   auto stub = TrainingDataTrace::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(g.timeout_s * 1000)));
+  SetDeadline(g, ctx);
   const std::string ns_name = absl::StrCat(ns, "/", job);
   nlohmann::ordered_json report;
   int code = 0;
@@ -612,6 +610,19 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", g.output, "Output format: table, json or yaml")
       ->capture_default_str();
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for clusterd")->capture_default_str();
+  std::string token_file;
+  std::string config_file = EnvOr("HOME", ".") + "/.clusterd/config";
+  app.add_option("--token", g.token, "Bearer token for clusterd (docs/security.md)");
+  app.add_option("--token-file", token_file, "File whose first line is the bearer token");
+  CLI::Option* config_option = app.add_option(
+      "--config", config_file,
+      "Credentials file: lines 'token: T' or 'token-file: F' (default ~/.clusterd/config)");
+  app.parse_complete_callback([&] {
+    if (absl::Status s = LoadCredentials(g, token_file, config_file, config_option->count() > 0);
+        !s.ok()) {
+      throw CLI::ValidationError("--config/--token-file", std::string(s.message()));
+    }
+  });
 
   CLI::App* health = app.add_subcommand(
       "health", "Check that clusterd serves (gRPC HealthCheck, /healthz, /readyz)");

@@ -13,7 +13,11 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+<<<<<<< HEAD
 #include "http_flags.h"
+=======
+#include "server/auth_setup.h"
+>>>>>>> w-auth
 #include "server/cluster_brain.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
@@ -202,6 +206,20 @@ int main(int argc, char** argv) {
                  "Slow-network diagnosis: the pingmesh storage root shared with NodeD (files under "
                  "<root>/cluster/); default: env RAS_NET_ROOT_PATH; empty: off");
 
+  clusterd::server::AuthFlags auth_flags;
+  app.add_option("--auth-policy", auth_flags.policy_file,
+                 "Who may call what (YAML or JSON, re-read when it changes; docs/security.md). "
+                 "Default: built in per store - embedded: loopback callers may do everything and "
+                 "act for every job; kube: only a job's own pods (by pod IP) act for it, and "
+                 "operator calls need a credential of the groups clusterd:operators or "
+                 "system:masters");
+  app.add_option("--token-auth-file", auth_flags.token_file,
+                 "Bearer tokens (token,user,uid,\"group1,group2\"[,expires RFC 3339]; the "
+                 "format of kube-apiserver's --token-auth-file), re-read when it changes");
+  app.add_flag("--authn-tokenreview", auth_flags.token_review,
+               "With --store kube: check bearer tokens with the API server's TokenReview "
+               "(the clusterd ServiceAccount needs create on tokenreviews)");
+
   CLI11_PARSE(app, argc, argv);
   if (absl::Status s = http_flags.Apply(http_listen); !s.ok()) return Fail(s);
 
@@ -245,7 +263,12 @@ int main(int argc, char** argv) {
   // The rooms first, then the services (they attach to the rooms), then the rebuild from the
   // store and the workers.
   clusterd::server::ClusterBrain brain(**store, clusterd::Clock::Real(), brain_options);
-  clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain);
+  absl::StatusOr<std::unique_ptr<clusterd::server::AuthSetup>> auth =
+      clusterd::server::AuthSetup::Create(auth_flags, store_spec == "kube", store_options,
+                                          brain.pod_identities(), clusterd::Clock::Real());
+  if (!auth.ok()) return Fail(auth.status());
+  clusterd::LogInfo("clusterd", "authorisation", {{"auth", (*auth)->Describe()}});
+  clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain, {}, &(*auth)->authorizer());
   if (absl::Status s = brain.Start(); !s.ok()) return Fail(s);
   absl::StatusOr<std::unique_ptr<clusterd::server::GrpcServer>> grpc =
       clusterd::server::GrpcServer::Start(grpc_listen, services.All());

@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
   app.add_option("--sim-mean-duration", source_options.sim_mean_duration_s,
                  "sim source: mean seconds until a fault recovers")
       ->capture_default_str();
+  app.add_option("--inject-token-file", source_options.inject_token_file,
+                 "grpc source: bearer tokens (token,user,uid[,\"groups\"[,expires]]) that may "
+                 "Inject from other hosts; without it only loopback callers may Inject")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   app.add_option("--log-format", log_format, "text or json (one JSON object per line)")

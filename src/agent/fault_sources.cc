@@ -56,7 +56,8 @@ absl::StatusOr<std::unique_ptr<FaultSourceHandle>> AttachFaultSource(
     return AttachScript(spec.substr(7), options, core);
   }
   if (absl::StartsWith(s, "grpc:") && s.size() > 5) {
-    return StartGrpcSource(std::string(spec.substr(5)), options.num_npus, runner);
+    return StartGrpcSource(std::string(spec.substr(5)), options.num_npus, runner,
+                           options.inject_token_file);
   }
   if (s == "sim") {
     core.AddSchedule(std::make_unique<SimSchedule>(core.engine().policy(), options));

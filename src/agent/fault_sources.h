@@ -19,6 +19,9 @@ struct FaultSourceOptions {
   uint64_t sim_seed = 1;
   double sim_faults_per_hour = 60;
   double sim_mean_duration_s = 30;
+  // grpc: bearer tokens that may Inject (the token-file format of docs/security.md). Without
+  // one only loopback callers may; with one, loopback callers and holders of a listed token.
+  std::string inject_token_file;
 };
 
 // A running source; destroying it stops it (the gRPC server).

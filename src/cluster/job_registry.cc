@@ -101,6 +101,10 @@ void JobRegistry::AddSignalListener(SignalListener listener) {
   listeners_.push_back(std::move(listener));
 }
 
+void JobRegistry::AddPodListener(PodListener listener) {
+  pod_listeners_.push_back(std::move(listener));
+}
+
 void JobRegistry::AddInstanceListener(InstanceListener listener) {
   instance_listeners_.push_back(std::move(listener));
 }
@@ -294,6 +298,7 @@ void JobRegistry::RemovePod(const std::string& key) {
   }
   std::shared_ptr<const PodInfo> removed = std::move(it->second.pod);
   pods_.erase(it);
+  for (const auto& listener : pod_listeners_) listener(key, nullptr, job_id);
   QueueOperation(job_id, JobOperation::kUpdate);
   NotifyInstance(*removed);
 }
@@ -327,6 +332,7 @@ void JobRegistry::ApplyPod(store::WatchEventType type, const store::Object& obje
   if (!pod->uid.empty()) pod_by_uid_[pod->uid] = key;
   pods_of_job_[job_id][pod->name] = pod;
   pods_[key] = PodEntry{pod, job_id};
+  for (const auto& listener : pod_listeners_) listener(key, pod.get(), job_id);
   QueueOperation(job_id, JobOperation::kUpdate);
   NotifyInstance(*pod);
 }

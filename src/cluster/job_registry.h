@@ -80,6 +80,14 @@ class JobRegistry {
   using InstanceListener = std::function<void(const std::string& instance_job_id)>;
   void AddInstanceListener(InstanceListener listener);
 
+  // Called for every pod the registry takes (`pod` set, with the job id it belongs to) or drops
+  // (`pod` null), keyed "namespace/name", after the cache was updated. Runs under the registry's
+  // lock: only update an index. Register before Start. (The pod-IP identity index of
+  // auth::PodIdentityIndex is kept this way.)
+  using PodListener = std::function<void(const std::string& pod_key, const model::PodInfo* pod,
+                                         const std::string& job_id)>;
+  void AddPodListener(PodListener listener);
+
   // Lists PodGroups, Pods, Nodes and job-summary ConfigMaps, rebuilds the caches and records,
   // queues every job, and watches from the listed versions.
   absl::Status Start();
@@ -170,6 +178,7 @@ class JobRegistry {
   TokenBucket bucket_;
   std::vector<SignalListener> listeners_;
   std::vector<InstanceListener> instance_listeners_;
+  std::vector<PodListener> pod_listeners_;
 
   mutable absl::Mutex mu_;
   // Caches, keyed by namespace/name.

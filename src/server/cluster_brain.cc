@@ -17,6 +17,19 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       slow_nodes_(store, clock, slow_node_faults_, options.slow_node, /*lookup=*/nullptr,
                   &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
+  // Job identity (auth::Authorizer::ActForJob): which pod IP acts for which job ids.
+  jobs_.AddPodListener([this](const std::string& key, const model::PodInfo* pod,
+                              const std::string& job_id) {
+    if (pod == nullptr) {
+      pod_identities_.Remove(key);
+      return;
+    }
+    std::vector<std::string> ids = {job_id};
+    if (auto l = pod->labels.find(std::string(model::kLabelMindIeJobId)); l != pod->labels.end()) {
+      ids.push_back(l->second);
+    }
+    pod_identities_.Set(key, pod->pod_ip, std::move(ids));
+  });
   // A job signal means its pods, ranks or NPUs may have changed: the fault centre re-reads jobs.
   jobs_.AddSignalListener([this](const model::JobSummarySignal&) { faults_.JobsChanged(); });
   // The job summaries tell the slow-node controller which jobs run and on which servers (§6.2);

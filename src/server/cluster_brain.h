@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "auth/pod_identity_index.h"
 #include "cluster/data_trace.h"
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
@@ -48,6 +49,8 @@ class ClusterBrain {
   void Stop();
 
   cluster::JobRegistry& jobs() { return jobs_; }
+  // podIP -> job ids, kept from the registry's pods (job identity of the gRPC callers).
+  const auth::PodIdentityIndex& pod_identities() const { return pod_identities_; }
   cluster::GlobalRankTableFeed& global_rank_tables() { return global_rank_tables_; }
   cluster::DataTraceSwitches& data_trace() { return data_trace_; }
   cluster::FaultCentre& faults() { return faults_; }
@@ -59,11 +62,12 @@ class ClusterBrain {
   const diagnosis::NetDiagnosisController* net_faults() const { return net_faults_.get(); }
 
  private:
+  auth::PodIdentityIndex pod_identities_;  // before jobs_: the registry feeds it
   cluster::JobRegistry jobs_;
   cluster::GlobalRankTableFeed global_rank_tables_;
   cluster::DataTraceSwitches data_trace_;
-  cluster::FaultCentre faults_;         // reads jobs_; started after it
-  RecoveryBridge recovery_;             // reads jobs_, receives faults_'s per-job snapshots
+  cluster::FaultCentre faults_;          // reads jobs_; started after it
+  RecoveryBridge recovery_;              // reads jobs_, receives faults_'s per-job snapshots
   DiagnosisFaultSink slow_node_faults_;  // into faults_
   DiagnosisFaultSink net_faults_sink_;   // into faults_
   SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_

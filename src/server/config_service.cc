@@ -41,6 +41,9 @@ grpc::ServerUnaryReactor* ConfigService::Register(grpc::CallbackServerContext* c
     if (absl::Status s = CheckRequestBounds(method::kConfigRegister, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }
+    if (absl::Status s = ActForJob(*ctx, method::kConfigRegister, request->jobid()); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     // Job existence is not checked (§2.5). An empty id names no deployment: no publisher.
     if (!request->jobid().empty()) hub_.Open(request->jobid());
     response->set_code(0);
@@ -52,8 +55,13 @@ grpc::ServerUnaryReactor* ConfigService::Register(grpc::CallbackServerContext* c
 }
 
 grpc::ServerWriteReactor<::config::RankTableStream>* ConfigService::SubscribeRankTable(
-    grpc::CallbackServerContext*, const ::config::ClientInfo* request) {
+    grpc::CallbackServerContext* ctx, const ::config::ClientInfo* request) {
   if (absl::Status s = CheckRequestBounds(method::kConfigSubscribeRankTable, *request); !s.ok()) {
+    return RefuseStream<::config::RankTableStream>(method::kConfigSubscribeRankTable,
+                                                   ToGrpcStatus(s));
+  }
+  if (absl::Status s = ActForJob(*ctx, method::kConfigSubscribeRankTable, request->jobid());
+      !s.ok()) {
     return RefuseStream<::config::RankTableStream>(method::kConfigSubscribeRankTable,
                                                    ToGrpcStatus(s));
   }

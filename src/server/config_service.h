@@ -17,6 +17,7 @@ namespace clusterd::server {
 // removed if it is still the current one: the client registers again.
 class ConfigService final : public ::config::Config::CallbackService, private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   static constexpr size_t kPublisherCapacity = 1000;
 
   ConfigService(UnaryGate& gate, cluster::GlobalRankTableFeed& feed);

@@ -1,6 +1,7 @@
 #include "server/data_trace_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "auth/permissions.h"
 #include "common/log.h"
 #include "server/method_names.h"
 
@@ -60,8 +61,17 @@ grpc::ServerUnaryReactor* DataTraceService::ModifyTrainingDataTraceSwitch(
     if (absl::Status s = CheckRequestBounds(method::kDataTraceModify, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }
+    // Switching a job's profiling is an operator's call, bound to the jobNsName it may change.
+    auth::Principal who;
+    if (absl::Status s = Permit(*ctx, method::kDataTraceModify, auth::kPermDataTraceWrite,
+                                request->jobnsname(), &who);
+        !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::DataTraceResult r =
         switches_.Modify(request->jobnsname(), FromProto(request->profilingswitch()));
+    AuditCall(*ctx, method::kDataTraceModify, who, request->jobnsname(),
+              r.code == cluster::kDataTraceOk ? "ok" : "refused", absl::StrCat("code=", r.code));
     response->set_code(r.code);
     response->set_message(r.message);
     return r.rpc_error ? Failure(r.message, method::kDataTraceModify) : grpc::Status::OK;
@@ -84,11 +94,16 @@ grpc::ServerUnaryReactor* DataTraceService::GetTrainingDataTraceSwitch(
 }
 
 grpc::ServerWriteReactor<::DataStatusRes>* DataTraceService::SubscribeDataTraceSwitch(
-    grpc::CallbackServerContext*, const ::ProfilingClientInfo* request) {
+    grpc::CallbackServerContext* ctx, const ::ProfilingClientInfo* request) {
   if (absl::Status s = CheckRequestBounds(method::kDataTraceSubscribe, *request); !s.ok()) {
     return RefuseStream<::DataStatusRes>(method::kDataTraceSubscribe, ToGrpcStatus(s));
   }
   const std::string job_id = request->jobid();
+  // A fresh subscription replaces the job's current one (§5.4): only the job's own pods.
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method::kDataTraceSubscribe, job_id, &who); !s.ok()) {
+    return RefuseStream<::DataStatusRes>(method::kDataTraceSubscribe, ToGrpcStatus(s));
+  }
   const bool known =
       hub_.Find(job_id) != nullptr ||
       (hub_.size() < kMaxPublishers && switches_.SubscriptionAllowed(job_id, request->role()));
@@ -100,6 +115,7 @@ grpc::ServerWriteReactor<::DataStatusRes>* DataTraceService::SubscribeDataTraceS
   }
   RecordRpc(method::kDataTraceSubscribe, grpc::StatusCode::OK);
   auto publisher = hub_.Open(job_id);  // a fresh publisher replaces the old one (§5.4)
+  AuditCall(*ctx, method::kDataTraceSubscribe, who, job_id, "ok");
   LogInfo("data-trace-service", "switch subscriber", {{"job", job_id}, {"role", request->role()}});
   return hub_.Subscribe(publisher,
                         [this, job_id, raw = publisher.get()] { hub_.Remove(job_id, raw); });

@@ -15,6 +15,7 @@ namespace clusterd::server {
 // kPublisherCapacity messages) replacing the previous one, and a switch change is queued on it.
 class DataTraceService final : public ::TrainingDataTrace::CallbackService, private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   static constexpr size_t kPublisherCapacity = 100;
   static constexpr size_t kMaxPublishers = 10000;
 

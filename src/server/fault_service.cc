@@ -1,6 +1,7 @@
 #include "server/fault_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "auth/permissions.h"
 #include "cluster/job_uuid.h"
 #include "common/log.h"
 #include "server/method_names.h"
@@ -109,6 +110,13 @@ void FaultService::CloseStreams() {
   hub_.CloseAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "clusterd is stopping"));
 }
 
+absl::Status FaultService::MayFollow(const grpc::ServerContextBase& ctx, absl::string_view method,
+                                     const std::string& job_id) {
+  // One job's faults: that job's pods; every job's (no job id): a `read` credential.
+  if (job_id.empty()) return Permit(ctx, method, auth::kPermRead, "");
+  return ActForJob(ctx, method, job_id);
+}
+
 grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ctx,
                                                  const ::fault::ClientInfo* request,
                                                  ::fault::Status* response) {
@@ -118,6 +126,9 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
     }
     if (request->role().empty()) {
       return Refusal("role is required", method::kFaultRegister);
+    }
+    if (absl::Status s = MayFollow(*ctx, method::kFaultRegister, request->jobid()); !s.ok()) {
+      return ToGrpcStatus(s);
     }
     auto known = [this](const std::string& id, const std::string& role) {
       return centre_ != nullptr && centre_->JobKnown(id, role);
@@ -137,13 +148,16 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
 }
 
 grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultMsgSignal(
-    grpc::CallbackServerContext*, const ::fault::ClientInfo* request) {
+    grpc::CallbackServerContext* ctx, const ::fault::ClientInfo* request) {
   const absl::string_view method = method::kFaultSubscribeFaultMsgSignal;
   if (absl::Status s = CheckRequestBounds(method, *request); !s.ok()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
   }
   if (request->role().empty()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, Refusal("role is required", method));
+  }
+  if (absl::Status s = MayFollow(*ctx, method, request->jobid()); !s.ok()) {
+    return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
   }
   const std::string job_id = cluster::FaultSubscriptions::NormaliseJobId(request->jobid());
   const std::string key = cluster::FaultSubscriptions::PublisherKey(job_id, request->role());
@@ -162,6 +176,10 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
                                                           ::fault::FaultQueryResult* response) {
   return Unary(ctx, method::kFaultGetFaultMsgSignal, [&] {
     if (absl::Status s = CheckRequestBounds(method::kFaultGetFaultMsgSignal, *request); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+    if (absl::Status s = MayFollow(*ctx, method::kFaultGetFaultMsgSignal, request->jobid());
+        !s.ok()) {
       return ToGrpcStatus(s);
     }
     if (!query_bucket_.TryAcquire()) {

@@ -32,6 +32,7 @@ class FaultService final : public ::fault::Fault::CallbackService,
                            public cluster::JobFaultSink,
                            private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   static constexpr size_t kMailboxCapacity = 1024;
   static constexpr absl::Duration kClusterViewTtl = absl::Seconds(3);
 
@@ -58,6 +59,8 @@ class FaultService final : public ::fault::Fault::CallbackService,
   static ::fault::FaultMsgSignal ToProto(const cluster::FaultMsgSignal& s);
 
  private:
+  absl::Status MayFollow(const grpc::ServerContextBase& ctx, absl::string_view method,
+                         const std::string& job_id);
   void Deliver(const std::vector<cluster::FaultSubscriptions::Delivery>& deliveries);
 
   Clock& clock_;

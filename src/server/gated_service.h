@@ -4,7 +4,10 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "auth/audit.h"
+#include "auth/authorizer.h"
 #include "grpcpp/grpcpp.h"
+#include "server/grpc_caller.h"
 #include "server/request_limits.h"
 #include "server/rpc_metrics.h"
 #include "server/rpc_util.h"
@@ -19,6 +22,13 @@ namespace clusterd::server {
 class GatedService {
  public:
   explicit GatedService(UnaryGate& gate) : gate_(gate) {}
+
+  // Who may call (auth::Authorizer): a handler that acts for a job calls ActForJob with the
+  // request's job id, an operator/platform call Permit with its permission, right after the
+  // bounds check; a refusal is the call's gRPC status (UNAUTHENTICATED / PERMISSION_DENIED), is
+  // audited, and leaves every state untouched. Without an authorizer (unit tests of a service)
+  // every caller is allowed, as before. Set once, before the server starts (ServiceSet).
+  void SetAuthorizer(auth::Authorizer* authz) { authz_ = authz; }
 
  protected:
   template <typename Handler>
@@ -39,8 +49,47 @@ class GatedService {
     return FinishStream<Message>(std::move(status));
   }
 
+  absl::Status ActForJob(const grpc::ServerContextBase& ctx, absl::string_view method,
+                         absl::string_view job_id, auth::Principal* who = nullptr) {
+    return Check(ctx, method, job_id, who, [&](const auth::Caller& caller, auth::Principal* p) {
+      return authz_->ActForJob(method, caller, job_id, p);
+    });
+  }
+  absl::Status Permit(const grpc::ServerContextBase& ctx, absl::string_view method,
+                      absl::string_view permission, absl::string_view resource,
+                      auth::Principal* who = nullptr) {
+    return Check(ctx, method, resource, who, [&](const auth::Caller& caller, auth::Principal* p) {
+      return authz_->Permit(method, caller, permission, resource, p);
+    });
+  }
+  // The audit line of a mutating call that was allowed (`result` "ok" or "refused").
+  static void AuditCall(const grpc::ServerContextBase& ctx, absl::string_view method,
+                        const auth::Principal& who, absl::string_view target,
+                        absl::string_view result, absl::string_view detail = "") {
+    auth::Audit(method, who, ctx.peer(), target, result, detail);
+  }
+
  private:
+  template <typename Decide>
+  absl::Status Check(const grpc::ServerContextBase& ctx, absl::string_view method,
+                     absl::string_view target, auth::Principal* who, Decide decide) {
+    if (authz_ == nullptr) {
+      if (who != nullptr) *who = auth::AnonymousPrincipal(true);
+      return absl::OkStatus();
+    }
+    const auth::Caller caller = CallerOf(ctx);
+    auth::Principal principal;
+    absl::Status s = decide(caller, &principal);
+    if (!s.ok()) {
+      if (principal.name.empty()) principal.name = "(unauthenticated)";
+      auth::Audit(method, principal, caller.peer, target, "denied", s.message());
+    }
+    if (who != nullptr) *who = std::move(principal);
+    return s;
+  }
+
   UnaryGate& gate_;
+  auth::Authorizer* authz_ = nullptr;
 };
 
 }  // namespace clusterd::server

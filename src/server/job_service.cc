@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
+#include "auth/permissions.h"
 #include "common/log.h"
 #include "server/method_names.h"
 
@@ -60,6 +61,10 @@ grpc::ServerUnaryReactor* JobService::Register(grpc::CallbackServerContext* ctx,
     if (absl::Status s = CheckRequestBounds(method::kJobRegister, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }
+    // Job summaries carry every job's rank table: a `read` credential.
+    if (absl::Status s = Permit(*ctx, method::kJobRegister, auth::kPermRead, ""); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::JobSummaryClients::Registration r = clients_.Register(request->role());
     response->set_code(r.code);
     response->set_info(r.info);
@@ -73,8 +78,13 @@ grpc::ServerUnaryReactor* JobService::Register(grpc::CallbackServerContext* ctx,
 }
 
 grpc::ServerWriteReactor<::job::JobSummarySignal>* JobService::SubscribeJobSummarySignal(
-    grpc::CallbackServerContext*, const ::job::ClientInfo* request) {
+    grpc::CallbackServerContext* ctx, const ::job::ClientInfo* request) {
   if (absl::Status s = CheckRequestBounds(method::kJobSubscribeJobSummarySignal, *request);
+      !s.ok()) {
+    return RefuseStream<::job::JobSummarySignal>(method::kJobSubscribeJobSummarySignal,
+                                                 ToGrpcStatus(s));
+  }
+  if (absl::Status s = Permit(*ctx, method::kJobSubscribeJobSummarySignal, auth::kPermRead, "");
       !s.ok()) {
     return RefuseStream<::job::JobSummarySignal>(method::kJobSubscribeJobSummarySignal,
                                                  ToGrpcStatus(s));
@@ -96,8 +106,13 @@ grpc::ServerWriteReactor<::job::JobSummarySignal>* JobService::SubscribeJobSumma
 }
 
 grpc::ServerWriteReactor<::job::JobSummarySignalList>* JobService::SubscribeJobSummarySignalList(
-    grpc::CallbackServerContext*, const ::job::ClientInfo* request) {
+    grpc::CallbackServerContext* ctx, const ::job::ClientInfo* request) {
   if (absl::Status s = CheckRequestBounds(method::kJobSubscribeJobSummarySignalList, *request);
+      !s.ok()) {
+    return RefuseStream<::job::JobSummarySignalList>(method::kJobSubscribeJobSummarySignalList,
+                                                     ToGrpcStatus(s));
+  }
+  if (absl::Status s = Permit(*ctx, method::kJobSubscribeJobSummarySignalList, auth::kPermRead, "");
       !s.ok()) {
     return RefuseStream<::job::JobSummarySignalList>(method::kJobSubscribeJobSummarySignalList,
                                                      ToGrpcStatus(s));

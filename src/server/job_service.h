@@ -23,6 +23,7 @@ namespace clusterd::server {
 // clusterd_stream_messages_dropped_total{stream="job_summary"}); the registry never waits.
 class JobService final : public ::job::Job::CallbackService, private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   static constexpr size_t kMailboxCapacity = 10;
 
   JobService(UnaryGate& gate, Clock& clock, cluster::JobRegistry& registry,

@@ -1,6 +1,7 @@
 #include "server/pub_fault_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "auth/permissions.h"
 #include "server/method_names.h"
 
 namespace clusterd::server {
@@ -49,7 +50,18 @@ grpc::ServerUnaryReactor* PubFaultService::SendPublicFault(grpc::CallbackServerC
       response->set_info(absl::StrCat("check public fault info failed, error: ", s.message()));
       return grpc::Status::OK;
     }
+    // A sender is bound to the `resource` names (CCAE, fd, ...) the policy gives it.
+    auth::Principal who;
+    if (absl::Status s =
+            Permit(*ctx, method::kPubFaultSend, auth::kPermPubFaultSend, request->resource(), &who);
+        !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     cluster::PublicFaultVerdict verdict = centre_->SendPublicFault(FromProto(*request));
+    AuditCall(*ctx, method::kPubFaultSend, who,
+              absl::StrCat(request->resource(), "/", request->id()),
+              verdict.code == cluster::kPubFaultOk ? "ok" : "refused",
+              absl::StrCat("code=", verdict.code));
     response->set_code(verdict.code);
     response->set_info(verdict.info);
     return grpc::Status::OK;

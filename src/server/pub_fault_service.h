@@ -13,6 +13,7 @@ namespace clusterd::server {
 // invalid ("check public fault info failed, error: <reason>"), 410 rate limited.
 class PubFaultService final : public ::PubFault::CallbackService, private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   // `centre` may be null: every request is then answered UNIMPLEMENTED.
   PubFaultService(UnaryGate& gate, cluster::FaultCentre* centre)
       : GatedService(gate), centre_(centre) {}

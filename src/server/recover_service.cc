@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "auth/permissions.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "recovery/om_request.h"
@@ -21,6 +22,10 @@ namespace {
 
 constexpr char kComponent[] = "recover-service";
 
+bool IsSuccessCode(int32_t code) {
+  return code == recovery::kCodeOk || code == recovery::kCodeSuccess;
+}
+
 std::string NotRegistered(const std::string& job_id) {
   // "registed" is the reference's spelling (§2.3).
   return absl::StrCat("jobId=", job_id, " not registed");
@@ -30,14 +35,22 @@ std::string NotRegistered(const std::string& job_id) {
 // fails). The ticket is the only link: whoever takes it out of the sink finishes the call.
 class DeferredReply final : public ServerUnaryReactor {
  public:
-  DeferredReply(absl::string_view method, ::Status* response, RecoverySink& sink)
-      : method_(method), response_(response), sink_(sink) {}
+  DeferredReply(absl::string_view method, ::Status* response, RecoverySink& sink,
+                auth::Principal who, std::string peer, std::string job_id)
+      : method_(method),
+        response_(response),
+        sink_(sink),
+        who_(std::move(who)),
+        peer_(std::move(peer)),
+        job_id_(std::move(job_id)) {}
 
   void Bind(uint64_t ticket) { ticket_ = ticket; }
 
   void Answer(int32_t code, const std::string& info) {
     response_->set_code(code);
     response_->set_info(info);
+    auth::Audit(method_, who_, peer_, job_id_, IsSuccessCode(code) ? "ok" : "refused",
+                absl::StrCat("code=", code));
     Finish(grpc::Status::OK);
   }
 
@@ -58,6 +71,9 @@ class DeferredReply final : public ServerUnaryReactor {
   absl::string_view method_;
   ::Status* response_;
   RecoverySink& sink_;
+  const auth::Principal who_;
+  const std::string peer_;
+  const std::string job_id_;
   uint64_t ticket_ = 0;
   bool cancelled_ = false;
 };
@@ -90,12 +106,21 @@ template <typename Event>
 grpc::ServerUnaryReactor* RecoverService::PostReport(grpc::CallbackServerContext* ctx,
                                                      absl::string_view method,
                                                      const std::string& job_id, ::Status* response,
-                                                     Event event) {
-  return Deferred(ctx, method, job_id, response,
-                  [this, job_id, event = std::move(event)](uint64_t ticket) mutable {
-                    event.ticket = ticket;
-                    return bridge_.executor().Post(job_id, std::move(event));
-                  });
+                                                     Event event, auth::Principal who) {
+  return Deferred(
+      ctx, method, job_id, response,
+      [this, job_id, event = std::move(event)](uint64_t ticket) mutable {
+        event.ticket = ticket;
+        return bridge_.executor().Post(job_id, std::move(event));
+      },
+      std::move(who));
+}
+
+ServerUnaryReactor* RecoverService::Denied(CallbackServerContext* ctx, absl::string_view method,
+                                           const absl::Status& why) {
+  CountRecoverRejected(method, absl::IsUnauthenticated(why) ? "unauthenticated" : "not_permitted");
+  RecordRpc(method, static_cast<grpc::StatusCode>(why.code()));
+  return FinishUnary(ctx, ToGrpcStatus(why));
 }
 
 template <typename Message, typename Channel>
@@ -127,6 +152,14 @@ void CountRecoverRejected(absl::string_view method, absl::string_view reason) {
 
 void RecoverService::CloseStreams() { bridge_.sink().CloseAll(); }
 
+absl::Status RecoverService::OmResultAllowed(const grpc::ServerContextBase& ctx,
+                                             absl::string_view method, absl::string_view permission,
+                                             const std::string& job_id) {
+  absl::Status s = Permit(ctx, method, permission, job_id);
+  if (!s.ok()) CountRecoverRejected(method, "not_permitted");
+  return s;
+}
+
 bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
                            ServerUnaryReactor** refused) {
   if (absl::Status admitted = gate_.Admit(method); !admitted.ok()) {
@@ -153,11 +186,11 @@ ServerUnaryReactor* RecoverService::Answer(CallbackServerContext* ctx, absl::str
   return FinishUnary(ctx, grpc::Status::OK);
 }
 
-ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext*, absl::string_view method,
+ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext* ctx, absl::string_view method,
                                              const std::string& job_id, ::Status* response,
-                                             Post post) {
+                                             Post post, auth::Principal who) {
   RecoverySink& sink = bridge_.sink();
-  auto* reply = new DeferredReply(method, response, sink);
+  auto* reply = new DeferredReply(method, response, sink, std::move(who), ctx->peer(), job_id);
   const uint64_t ticket =
       sink.AddTicket([reply](int32_t code, const std::string& info) { reply->Answer(code, info); });
   reply->Bind(ticket);
@@ -180,7 +213,14 @@ ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::Cli
     if (absl::Status s = Bounded(method::kRecoverInit, *request); !s.ok()) {
       return Refuse(response, kCodeInvalidRequest, s);
     }
+    auth::Principal who;
+    if (absl::Status s = ActForJob(*ctx, method::kRecoverInit, request->jobid(), &who); !s.ok()) {
+      CountRecoverRejected(method::kRecoverInit, "not_permitted");
+      return ToGrpcStatus(s);
+    }
     RecoveryBridge::Answer a = bridge_.Init(request->jobid());
+    AuditCall(*ctx, method::kRecoverInit, who, request->jobid(), a.code == 0 ? "ok" : "refused",
+              absl::StrCat("code=", a.code));
     if (a.code != 0) {
       CountRecoverRejected(method::kRecoverInit,
                            a.code == recovery::kCodeProcessRecoverEnableOff ? "recovery_off"
@@ -201,7 +241,15 @@ ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
     if (absl::Status s = Bounded(method::kRecoverRegister, *request); !s.ok()) {
       return Refuse(response, kCodeInvalidRequest, s);
     }
+    auth::Principal who;
+    if (absl::Status s = ActForJob(*ctx, method::kRecoverRegister, request->jobid(), &who);
+        !s.ok()) {
+      CountRecoverRejected(method::kRecoverRegister, "not_permitted");
+      return ToGrpcStatus(s);
+    }
     RecoveryBridge::Answer a = bridge_.Register(request->jobid());
+    AuditCall(*ctx, method::kRecoverRegister, who, request->jobid(), a.code == 0 ? "ok" : "refused",
+              absl::StrCat("code=", a.code));
     if (a.code != 0) {
       const char* reason = a.code == recovery::kCodeUnInit              ? "not_inited"
                            : a.code == recovery::kCodeJobNotExist       ? "unknown_job"
@@ -221,12 +269,18 @@ ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
 // ---- the signal stream ----
 
 grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProcessManageSignal(
-    CallbackServerContext*, const ::ClientInfo* request) {
+    CallbackServerContext* ctx, const ::ClientInfo* request) {
   const absl::string_view method = method::kRecoverSubscribeProcessManageSignal;
   if (absl::Status s = Bounded(method, *request); !s.ok()) {
     return RefuseStream<::ProcessManageSignal>(method, ToGrpcStatus(s));
   }
   const std::string job_id = request->jobid();
+  // A subscription resets the job's controller (§2.3): only the job's own pods may open one.
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    CountRecoverRejected(method, "not_permitted");
+    return RefuseStream<::ProcessManageSignal>(method, ToGrpcStatus(s));
+  }
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return RefuseStream<::ProcessManageSignal>(method, StreamRefusal(NotRegistered(job_id)));
@@ -253,6 +307,7 @@ grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProces
   }
   LogInfo(kComponent, "signal stream opened",
           {{"job", job_id}, {"stream", stream_id}, {"role", request->role()}});
+  AuditCall(*ctx, method, who, job_id, "ok", absl::StrCat("stream=", stream_id));
   bridge_.RepostFaults(job_id);
   RecordRpc(method, grpc::StatusCode::OK);
   return reactor;
@@ -270,10 +325,15 @@ ServerUnaryReactor* RecoverService::ReportStopComplete(CallbackServerContext* ct
     return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   // §2.3 / quirk 18: a missing status counts as 0 (the machine decides).
   std::optional<int32_t> code;
   if (request->has_status()) code = request->status().code();
-  return PostReport(ctx, method, job_id, response, recovery::StopCompleteReported{code});
+  return PostReport(ctx, method, job_id, response, recovery::StopCompleteReported{code},
+                    std::move(who));
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext* ctx,
@@ -286,9 +346,13 @@ ServerUnaryReactor* RecoverService::ReportRecoverStrategy(CallbackServerContext*
     return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   std::vector<std::string> strategies(request->strategies().begin(), request->strategies().end());
   return PostReport(ctx, method, job_id, response,
-                    recovery::RecoverStrategyReported{std::move(strategies)});
+                    recovery::RecoverStrategyReported{std::move(strategies)}, std::move(who));
 }
 
 ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* ctx,
@@ -301,6 +365,10 @@ ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* c
     return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   recovery::RecoverStatusReported report;
   if (request->has_status()) report.code = request->status().code();
   report.strategy = request->strategy();
@@ -311,7 +379,7 @@ ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* c
     LogWarn(kComponent, "isolateRankIds entries that are not ranks were dropped",
             {{"job", job_id}, {"dropped", dropped}});
   }
-  return PostReport(ctx, method, job_id, response, std::move(report));
+  return PostReport(ctx, method, job_id, response, std::move(report), std::move(who));
 }
 
 ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ctx,
@@ -324,6 +392,10 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
     return Answer(ctx, method, response, kCodeInvalidRequest, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
@@ -343,7 +415,7 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
         absl::StrCat("jobId=", job_id, " invalid faultRanks: ", faults.status().message()));
   }
   return PostReport(ctx, method, job_id, response,
-                    recovery::ProcessFaultReported{*std::move(faults)});
+                    recovery::ProcessFaultReported{*std::move(faults)}, std::move(who));
 }
 
 // ---- NIC switch (§12) ----
@@ -358,6 +430,11 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  // An O&M operation on a job (§12/§13) pauses its training: an operator's call.
+  auth::Principal who;
+  if (absl::Status s = Permit(*ctx, method, auth::kPermNicTrackSwitch, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   absl::StatusOr<recovery::NicSwitchParams> params =
       recovery::CheckSwitchNicRequest(NicOpsOf(*request), bridge_.Topology(job_id));
   if (!params.ok()) {
@@ -366,13 +443,20 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(params.status().message()));
   }
-  return PostReport(ctx, method, job_id, response,
-                    recovery::SwitchNicRequested{*std::move(params)});
+  return PostReport(ctx, method, job_id, response, recovery::SwitchNicRequested{*std::move(params)},
+                    std::move(who));
 }
 
 grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNicSignal(
-    CallbackServerContext*, const ::SwitchNicRequest* request) {
+    CallbackServerContext* ctx, const ::SwitchNicRequest* request) {
   if (absl::Status s = Bounded(method::kRecoverSubscribeSwitchNicSignal, *request); !s.ok()) {
+    return RefuseStream<::SwitchNicResponse>(method::kRecoverSubscribeSwitchNicSignal,
+                                             ToGrpcStatus(s));
+  }
+  // The result stream of an operator's NIC switch: for the operator that may ask for one.
+  if (absl::Status s = OmResultAllowed(*ctx, method::kRecoverSubscribeSwitchNicSignal,
+                                       auth::kPermNicTrackSwitch, request->jobid());
+      !s.ok()) {
     return RefuseStream<::SwitchNicResponse>(method::kRecoverSubscribeSwitchNicSignal,
                                              ToGrpcStatus(s));
   }
@@ -382,12 +466,16 @@ grpc::ServerWriteReactor<::SwitchNicResponse>* RecoverService::SubscribeSwitchNi
 }
 
 grpc::ServerWriteReactor<::SwitchRankList>* RecoverService::SubscribeNotifySwitch(
-    CallbackServerContext*, const ::ClientInfo* request) {
+    CallbackServerContext* ctx, const ::ClientInfo* request) {
   const absl::string_view method = method::kRecoverSubscribeNotifySwitch;
   if (absl::Status s = Bounded(method, *request); !s.ok()) {
     return RefuseStream<::SwitchRankList>(method, ToGrpcStatus(s));
   }
   const std::string job_id = request->jobid();
+  if (absl::Status s = ActForJob(*ctx, method, job_id); !s.ok()) {
+    CountRecoverRejected(method, "not_permitted");
+    return RefuseStream<::SwitchRankList>(method, ToGrpcStatus(s));
+  }
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return RefuseStream<::SwitchRankList>(
@@ -410,8 +498,13 @@ ServerUnaryReactor* RecoverService::ReplySwitchNicResult(CallbackServerContext* 
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   const bool result = request->result();
-  return PostReport(ctx, method, job_id, response, recovery::SwitchNicResultReplied{result});
+  return PostReport(ctx, method, job_id, response, recovery::SwitchNicResultReplied{result},
+                    std::move(who));
 }
 
 ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
@@ -419,6 +512,10 @@ ServerUnaryReactor* RecoverService::HealthCheck(CallbackServerContext* ctx,
   return Unary(ctx, method::kRecoverHealthCheck, [&] {
     if (absl::Status s = Bounded(method::kRecoverHealthCheck, *request); !s.ok()) {
       return Refuse(response, kCodeInvalidRequest, s);
+    }
+    if (absl::Status s = ActForJob(*ctx, method::kRecoverHealthCheck, request->jobid()); !s.ok()) {
+      CountRecoverRejected(method::kRecoverHealthCheck, "not_permitted");
+      return ToGrpcStatus(s);
     }
     response->set_code(0);
     // "HeathCheck" is the spelling real clients receive.
@@ -439,6 +536,11 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  // An O&M operation on a job (§12/§13) pauses its training: an operator's call.
+  auth::Principal who;
+  if (absl::Status s = Permit(*ctx, method, auth::kPermStressTest, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   std::vector<int64_t> all_nodes(request->allnodesops().begin(), request->allnodesops().end());
   absl::StatusOr<recovery::StressParams> params = recovery::CheckStressTestRequest(
       StressParamOf(*request), all_nodes, bridge_.Topology(job_id));
@@ -449,12 +551,18 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
                   std::string(params.status().message()));
   }
   return PostReport(ctx, method, job_id, response,
-                    recovery::StressTestRequested{*std::move(params)});
+                    recovery::StressTestRequested{*std::move(params)}, std::move(who));
 }
 
 grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressTestResponse(
-    CallbackServerContext*, const ::StressTestRequest* request) {
+    CallbackServerContext* ctx, const ::StressTestRequest* request) {
   if (absl::Status s = Bounded(method::kRecoverSubscribeStressTestResponse, *request); !s.ok()) {
+    return RefuseStream<::StressTestResponse>(method::kRecoverSubscribeStressTestResponse,
+                                              ToGrpcStatus(s));
+  }
+  if (absl::Status s = OmResultAllowed(*ctx, method::kRecoverSubscribeStressTestResponse,
+                                       auth::kPermStressTest, request->jobid());
+      !s.ok()) {
     return RefuseStream<::StressTestResponse>(method::kRecoverSubscribeStressTestResponse,
                                               ToGrpcStatus(s));
   }
@@ -464,12 +572,16 @@ grpc::ServerWriteReactor<::StressTestResponse>* RecoverService::SubscribeStressT
 }
 
 grpc::ServerWriteReactor<::StressTestRankParams>* RecoverService::SubscribeNotifyExecStressTest(
-    CallbackServerContext*, const ::ClientInfo* request) {
+    CallbackServerContext* ctx, const ::ClientInfo* request) {
   const absl::string_view method = method::kRecoverSubscribeNotifyExecStressTest;
   if (absl::Status s = Bounded(method, *request); !s.ok()) {
     return RefuseStream<::StressTestRankParams>(method, ToGrpcStatus(s));
   }
   const std::string job_id = request->jobid();
+  if (absl::Status s = ActForJob(*ctx, method, job_id); !s.ok()) {
+    CountRecoverRejected(method, "not_permitted");
+    return RefuseStream<::StressTestRankParams>(method, ToGrpcStatus(s));
+  }
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return RefuseStream<::StressTestRankParams>(
@@ -492,6 +604,10 @@ ServerUnaryReactor* RecoverService::ReplyStressTestResult(CallbackServerContext*
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid, std::string(s.message()));
   }
   const std::string job_id = request->jobid();
+  auth::Principal who;
+  if (absl::Status s = ActForJob(*ctx, method, job_id, &who); !s.ok()) {
+    return Denied(ctx, method, s);
+  }
   if (!bridge_.executor().HasJob(job_id)) {
     CountRecoverRejected(method, "unregistered");
     return Answer(ctx, method, response, recovery::kCodeUnRegistry, NotRegistered(job_id));
@@ -503,7 +619,7 @@ ServerUnaryReactor* RecoverService::ReplyStressTestResult(CallbackServerContext*
                   std::string(results.status().message()));
   }
   return PostReport(ctx, method, job_id, response,
-                    recovery::StressTestResultReplied{*std::move(results)});
+                    recovery::StressTestResultReplied{*std::move(results)}, std::move(who));
 }
 
 }  // namespace clusterd::server

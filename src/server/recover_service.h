@@ -24,6 +24,7 @@ namespace clusterd::server {
 // clusterd_recover_rejected_total{method,reason}; nothing here can wedge a job.
 class RecoverService final : public ::Recover::CallbackService, private GatedService {
  public:
+  using GatedService::SetAuthorizer;
   // Codes the spec leaves open: a report whose faultRanks are not decimal integers.
   static constexpr int32_t kCodeInvalidRequest = 409;  // InvalidReqParam (§4.3)
 
@@ -79,14 +80,23 @@ class RecoverService final : public ::Recover::CallbackService, private GatedSer
   // A unary call answered by the controller: gate, then `post` with a fresh ticket. A post that
   // fails (the job has no controller) answers `unregistered_code` at once.
   grpc::ServerUnaryReactor* Deferred(grpc::CallbackServerContext* ctx, absl::string_view method,
-                                     const std::string& job_id, ::Status* response, Post post);
+                                     const std::string& job_id, ::Status* response, Post post,
+                                     auth::Principal who);
   // Deferred for a report: `event` gets the fresh ticket and goes to the job's controller.
   template <typename Event>
   grpc::ServerUnaryReactor* PostReport(grpc::CallbackServerContext* ctx, absl::string_view method,
-                                       const std::string& job_id, ::Status* response, Event event);
+                                       const std::string& job_id, ::Status* response, Event event,
+                                       auth::Principal who);
+  // A refusal by the authorizer: the call's gRPC status, counted as rejected (the caller's
+  // state and the job's are untouched).
+  grpc::ServerUnaryReactor* Denied(grpc::CallbackServerContext* ctx, absl::string_view method,
+                                   const absl::Status& why);
   // Answers at once with a Status (after the gate).
   grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* ctx, absl::string_view method,
                                    ::Status* response, int32_t code, std::string info);
+  // A result stream of an O&M operation: for the operator holding `permission` on the job.
+  absl::Status OmResultAllowed(const grpc::ServerContextBase& ctx, absl::string_view method,
+                               absl::string_view permission, const std::string& job_id);
   bool Admit(grpc::CallbackServerContext* ctx, absl::string_view method,
              grpc::ServerUnaryReactor** refused);
   // CheckRequestBounds, also counted in clusterd_recover_rejected_total{reason="field_too_long"}.

@@ -19,14 +19,23 @@ namespace clusterd::server {
 // The six services of the cluster brain, sharing one QPS gate, ready to hand to GrpcServer.
 // Construct before brain.Start(): the services attach their listeners to the brain's rooms.
 struct ServiceSet {
-  ServiceSet(Clock& clock, ClusterBrain& brain, UnaryGate::Limits limits = {})
+  // `authz`: who may call what (null: everyone, as the original; tests of the services).
+  ServiceSet(Clock& clock, ClusterBrain& brain, UnaryGate::Limits limits = {},
+             auth::Authorizer* authz = nullptr)
       : gate(clock, limits),
         recover(gate, brain.recovery()),
         config(gate, brain.global_rank_tables()),
         fault(gate, clock, &brain.faults()),
         job(gate, clock, brain.jobs()),
         data_trace(gate, brain.data_trace()),
-        pub_fault(gate, &brain.faults()) {}
+        pub_fault(gate, &brain.faults()) {
+    recover.SetAuthorizer(authz);
+    config.SetAuthorizer(authz);
+    fault.SetAuthorizer(authz);
+    job.SetAuthorizer(authz);
+    data_trace.SetAuthorizer(authz);
+    pub_fault.SetAuthorizer(authz);
+  }
 
   std::vector<grpc::Service*> All() {
     return {&recover, &config, &fault, &job, &data_trace, &pub_fault};

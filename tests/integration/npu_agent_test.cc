@@ -3,6 +3,10 @@
 // Built only when the npu-agent target exists (tests/integration/CMakeLists.txt defines
 // NPU_AGENT_BIN then).
 #ifdef NPU_AGENT_BIN
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -190,6 +194,67 @@ TEST(NpuAgent, GrpcSourceInjectsFaultsAtRunTime) {
                              R"("huawei.com/Ascend910-Unhealthy":"Ascend910-2")");
   });
   EXPECT_EQ(agent.Stop(), 0);
+}
+
+// This host's first non-loopback IPv4 address, or "" (the test is skipped).
+std::string NonLoopbackIpv4() {
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) return "";
+  std::string found;
+  for (ifaddrs* a = all; a != nullptr && found.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof(text));
+    if (!absl::StartsWith(text, "127.")) found = text;
+  }
+  freeifaddrs(all);
+  return found;
+}
+
+TEST(NpuAgent, GrpcInjectFromAnotherHostNeedsAToken) {
+  const std::string ip = NonLoopbackIpv4();
+  if (ip.empty()) GTEST_SKIP() << "no non-loopback address";
+  TempDir dir;
+  const std::string tokens = WriteScript(dir, "inj3ct,chaos-tool,7\n");
+  AgentProcess agent(dir, {"--fault-source", "grpc:0.0.0.0:0", "--inject-token-file", tokens});
+  const ordered_json info = agent.Info();
+  ASSERT_TRUE(info.is_object());
+  const std::string address = info["sources"][0];
+  const std::string port = address.substr(address.rfind(':') + 1);
+  auto stub = agent::FaultInjection::NewStub(client::MakeChannel(ip + ":" + port));
+  agent::InjectRequest request;
+  agent::FaultEvent* e = request.add_events();
+  e->set_kind("chip");
+  e->set_npu(3);
+  e->set_code("A2301001");
+  e->set_assertion("occur");
+  {
+    grpc::ClientContext ctx;
+    agent::InjectReply reply;
+    grpc::Status st = stub->Inject(&ctx, request, &reply);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "needs a credential with permission inject"))
+        << st.error_message();
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer wrong");
+    agent::InjectReply reply;
+    grpc::Status st = stub->Inject(&ctx, request, &reply);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "unknown bearer token"))
+        << st.error_message();
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", "Bearer inj3ct");
+    agent::InjectReply reply;
+    grpc::Status st = stub->Inject(&ctx, request, &reply);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(reply.accepted(), 1);
+  }
+  EXPECT_EQ(agent.Stop(), 0);
+  EXPECT_TRUE(absl::StrContains(agent.Log(), "[audit] call audit=true")) << agent.Log();
 }
 
 TEST(NpuAgent, OperatorReleasesAManuallySeparatedNpuByEditingTheConfigMap) {

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+
+namespace clusterd::auth {
+
+// Tells when a file changed (inode, size or mtime), looking at most once per `period` of the
+// clock, so that a check on every call costs a clock read. Used to reload the token file and
+// the policy without a restart (a ConfigMap or Secret volume replaces files by rename).
+class FileChange {
+ public:
+  FileChange(std::string path, const Clock& clock, absl::Duration period = absl::Seconds(1))
+      : path_(std::move(path)), clock_(clock), period_(period) {}
+
+  // True when the file differs from the last time this returned true (or the first time).
+  bool Changed();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  const std::string path_;
+  const Clock& clock_;
+  const absl::Duration period_;
+  absl::Mutex mu_;
+  absl::Time next_look_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool seen_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t inode_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t size_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t mtime_ns_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// The whole file, or an error naming it.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+}  // namespace clusterd::auth
