@@ -129,7 +129,7 @@ void RecoverService::CloseStreams() { bridge_.sink().CloseAll(); }
 
 bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
                            ServerUnaryReactor** refused) {
-  if (absl::Status admitted = gate_.Admit(method); !admitted.ok()) {
+  if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
     RecordRpc(method, grpc::StatusCode::UNKNOWN);
     CountRecoverRejected(method, "qps");
     *refused = FinishUnary(ctx, ToGrpcStatus(admitted));
