@@ -202,6 +202,7 @@ void GrpcServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
   for (auto& listener : listeners_) listener->StopAccepting();
+  if (server_ == nullptr) return;  // Start failed before the server was built
   server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
   server_->Wait();
 }

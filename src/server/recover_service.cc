@@ -141,7 +141,10 @@ bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
 absl::Status RecoverService::Bounded(absl::string_view method,
                                      const google::protobuf::Message& request) {
   absl::Status s = CheckRequestBounds(method, request);
-  if (!s.ok()) CountRecoverRejected(method, "field_too_long");
+  if (!s.ok()) {
+    CountRecoverRejected(method,
+                         absl::IsResourceExhausted(s) ? "message_too_large" : "field_too_long");
+  }
   return s;
 }
 

@@ -20,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "config.grpc.pb.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "grpcpp/create_channel_posix.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -341,6 +343,32 @@ TEST(GrpcTransport, TotalConnectionLimitRefusesEveryClient) {
   EXPECT_TRUE(
       WaitFor([&] { return HealthCheck(ChannelFrom("127.0.0.2", port)).ok(); }, absl::Seconds(10)));
   for (int fd : fds) close(fd);
+  EXPECT_EQ(proc->Stop().value_or(-1), 0);
+}
+
+// An id-only request carrying 1 MiB more (an unknown field) is refused with
+// RESOURCE_EXHAUSTED and a reason, and counted.
+TEST(GrpcTransport, AnOversizedIdOnlyRequestIsResourceExhausted) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, {});
+  ASSERT_NE(proc, nullptr);
+  auto stub = ::config::Config::NewStub(
+      grpc::CreateChannel(proc->grpc_address(), grpc::InsecureChannelCredentials()));
+  ::config::ClientInfo request;
+  request.set_role("taskd");
+  request.set_jobid("job-big");
+  request.GetReflection()->MutableUnknownFields(&request)->AddLengthDelimited(
+      15, std::string(1 << 20, 'x'));
+  grpc::ClientContext ctx;
+  ::config::Status response;
+  grpc::Status s = stub->Register(&ctx, request, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "over the limit of 608 for ClientInfo"))
+      << s.error_message();
+  EXPECT_EQ(Metric(*proc,
+                   "clusterd_grpc_bad_requests_total{method=\"/config.Config/Register\","
+                   "reason=\"message_too_large\"}"),
+            1);
   EXPECT_EQ(proc->Stop().value_or(-1), 0);
 }
 
