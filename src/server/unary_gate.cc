@@ -8,8 +8,10 @@
 
 namespace clusterd::server {
 
-UnaryGate::Pool::Pool(Clock& clock, double rate, int64_t burst, double share, size_t max_callers)
+UnaryGate::Pool::Pool(Clock& clock, double rate, int64_t burst, double share, double reserve_share,
+                      size_t max_callers)
     : bucket(rate, burst, clock),
+      reserve(static_cast<double>(burst) * std::clamp(reserve_share, 0.0, 1.0)),
       callers(clock, {.rate_per_second = rate * std::clamp(share, 0.0, 1.0),
                       .burst = std::max<int64_t>(
                           1, static_cast<int64_t>(std::ceil(burst * std::clamp(share, 0.0, 1.0)))),
@@ -17,9 +19,9 @@ UnaryGate::Pool::Pool(Clock& clock, double rate, int64_t burst, double share, si
 
 UnaryGate::UnaryGate(Clock& clock, Limits limits)
     : health_(clock, limits.health_rate, limits.health_burst, limits.caller_share,
-              limits.max_callers),
+              limits.reserve_share, limits.max_callers),
       shared_(clock, limits.shared_rate, limits.shared_burst, limits.caller_share,
-              limits.max_callers),
+              limits.reserve_share, limits.max_callers),
       rejected_(MetricsRegistry::Default().GetCounter("clusterd_grpc_qps_rejected_total",
                                                       "Unary calls refused by the QPS limiter.")),
       rejected_caller_(MetricsRegistry::Default().GetCounter(
@@ -29,12 +31,15 @@ UnaryGate::UnaryGate(Clock& clock, Limits limits)
 
 absl::Status UnaryGate::Admit(absl::string_view full_method, absl::string_view peer) {
   Pool& pool = full_method == kHealthCheckMethod ? health_ : shared_;
-  // The caller's own bucket first: a flooding caller's refused calls must not drain the
-  // shared bucket.
-  if (!pool.callers.TryAcquire(CallerOfPeer(peer))) {
-    rejected_caller_.Increment();
-  } else if (pool.bucket.TryAcquire()) {
+  if (pool.callers.TryAcquire(CallerOfPeer(peer))) {
+    if (pool.bucket.TryAcquire()) return absl::OkStatus();
+  } else if (pool.bucket.Available() >= pool.reserve + 1 && pool.bucket.TryAcquire()) {
+    // Past its share, a caller may still borrow from the shared bucket while that holds more
+    // than the reserve: a lone caller gets the original's full limit, and the reserve is left
+    // for the others. (Two borrowers racing may dip a token or two into it.)
     return absl::OkStatus();
+  } else {
+    rejected_caller_.Increment();
   }
   rejected_.Increment();
   return absl::UnknownError(absl::StrCat("qps exceeded, method=", full_method));

@@ -19,9 +19,12 @@ namespace clusterd::server {
 // shares one bucket (1 000/s, burst 1 000). Streaming RPCs are not limited here.
 //
 // Beyond the original: each caller (client address) also has a bucket of its own per pool,
-// a `caller_share` of the pool's rate and burst (half by default), and a call needs a token of
-// both. One caller flooding SendPublicFault can then take at most half of the shared bucket,
-// and another job's Init still gets through; the original let one flood refuse everyone.
+// a `caller_share` of the pool's rate and burst (half by default). A call within its caller's
+// share needs a token of both; a call past it may only borrow from the pool while the pool
+// holds more than its reserve (a quarter of the burst). A lone caller thus keeps the original's
+// rate (1000/s) with a burst of 750 instead of 1000, while one caller flooding SendPublicFault
+// cannot empty the pool below the reserve, and another job's Init still gets through; the original
+// let one flood refuse everyone.
 class UnaryGate {
  public:
   struct Limits {
@@ -31,6 +34,8 @@ class UnaryGate {
     int64_t shared_burst = 1000;
     // Fraction of a pool one caller may use; 1 turns the per-caller buckets off in effect.
     double caller_share = 0.5;
+    // Fraction of a pool's burst a caller past its own share cannot borrow: left for the others.
+    double reserve_share = 0.25;
     // Callers tracked per pool (memory bound; idle callers are dropped first).
     size_t max_callers = 4096;
   };
@@ -44,8 +49,11 @@ class UnaryGate {
 
  private:
   struct Pool {
-    Pool(Clock& clock, double rate, int64_t burst, double share, size_t max_callers);
+    Pool(Clock& clock, double rate, int64_t burst, double share, double reserve_share,
+         size_t max_callers);
     TokenBucket bucket;
+    // Tokens of `bucket` a caller past its own share cannot borrow: burst x reserve_share.
+    double reserve;
     CallerBuckets callers;
   };
 

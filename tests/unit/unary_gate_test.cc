@@ -81,14 +81,16 @@ TEST(UnaryGate, AFloodFromOneCallerDoesNotRefuseAnotherCallersInit) {
   }
   EXPECT_EQ(init_calls, 50);
   EXPECT_EQ(init_admitted, init_calls);
-  // The flooder's own bucket: a burst of 500 plus 500/s for the second.
-  EXPECT_GE(flood_admitted, 990);
-  EXPECT_LE(flood_admitted, 1001);
+  // The flooder's own bucket (a burst of 500, then 500/s) and what it borrowed above the
+  // reserve: close to the original's 1000/s, never all of it.
+  EXPECT_GE(flood_admitted, 1000);
+  EXPECT_LE(flood_admitted, 2000 - 250);
 }
 
 TEST(UnaryGate, ACallersRefusalsDoNotDrainTheSharedBucket) {
   ManualClock clock;
-  UnaryGate gate(clock, {.shared_rate = 10, .shared_burst = 10, .caller_share = 0.5});
+  UnaryGate gate(
+      clock, {.shared_rate = 10, .shared_burst = 10, .caller_share = 0.5, .reserve_share = 0.5});
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(gate.Admit("/Recover/Init", kPeerA).ok());
   for (int i = 0; i < 100; ++i) EXPECT_FALSE(gate.Admit("/Recover/Init", kPeerA).ok());
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(gate.Admit("/Recover/Init", kPeerB).ok());
@@ -98,12 +100,45 @@ TEST(UnaryGate, ACallersRefusalsDoNotDrainTheSharedBucket) {
 
 TEST(UnaryGate, ConnectionsFromOneAddressAreOneCaller) {
   ManualClock clock;
-  UnaryGate gate(clock, {.shared_rate = 4, .shared_burst = 4, .caller_share = 0.5});
+  UnaryGate gate(clock,
+                 {.shared_rate = 4, .shared_burst = 4, .caller_share = 0.5, .reserve_share = 0.5});
   EXPECT_TRUE(gate.Admit("/Recover/Init", "ipv4:10.0.0.1:1111").ok());
   EXPECT_TRUE(gate.Admit("/Recover/Init", "ipv4:10.0.0.1:2222").ok());
   absl::Status refused = gate.Admit("/Recover/Init", "ipv4:10.0.0.1:3333");
   EXPECT_EQ(refused.message(), "qps exceeded, method=/Recover/Init");
   EXPECT_TRUE(gate.Admit("/Recover/Init", "ipv6:[fd00::1]:1111").ok());
+}
+
+// Alone, a caller keeps the original's rate: a burst of 750 (its 500 and what it may borrow
+// above the reserve of 250), then about 1000/s.
+TEST(UnaryGate, ALoneCallerKeepsTheOriginalRate) {
+  ManualClock clock;
+  UnaryGate gate(clock);
+  int admitted = 0;
+  for (int i = 0; i < 1000; ++i) admitted += gate.Admit("/Recover/Init", kPeerA).ok() ? 1 : 0;
+  EXPECT_EQ(admitted, 750);
+  EXPECT_FALSE(gate.Admit("/Recover/Init", kPeerA).ok());
+  // Over the next second, one call per millisecond: the caller's own 500/s plus what it may
+  // borrow above the reserve.
+  admitted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    clock.Advance(absl::Milliseconds(1));
+    admitted += gate.Admit("/Recover/Init", kPeerA).ok() ? 1 : 0;
+  }
+  EXPECT_GE(admitted, 900);
+}
+
+// A flooder that borrowed the pool down to its reserve leaves the reserve to the others.
+TEST(UnaryGate, BorrowingStopsAtTheReserve) {
+  ManualClock clock;
+  UnaryGate gate(
+      clock, {.shared_rate = 10, .shared_burst = 10, .caller_share = 0.5, .reserve_share = 0.5});
+  int admitted = 0;
+  for (int i = 0; i < 100; ++i) admitted += gate.Admit("/Recover/Init", kPeerA).ok() ? 1 : 0;
+  // 5 of its own; borrowing needs more than the reserve of 5 in the pool, which its own calls
+  // already took it down to.
+  EXPECT_EQ(admitted, 5);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(gate.Admit("/Recover/Init", kPeerB).ok()) << i;
 }
 
 TEST(CallerOfPeer, DropsThePort) {
