@@ -1,5 +1,6 @@
 // clusterd: the cluster brain. Parses flags and assembles the rooms; no logic lives here.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -38,6 +39,16 @@ std::string DefaultGrpcListen() {
                                              : absl::StrCat(ip, ":8899");
   }
   return "127.0.0.1:8899";
+}
+
+// Each gRPC connection holds two descriptors (gRPC's and the listener's watch, grpc_listener.h):
+// the soft limit (often 1024) would run out before the 1024-connection limit does.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 int Fail(const absl::Status& status) {
@@ -153,6 +164,38 @@ int main(int argc, char** argv) {
   app.add_option("--grpc-listen", grpc_listen,
                  "host:port for all six gRPC services (port 0 picks a free port; default "
                  "$POD_IP:8899 when POD_IP is set)")
+      ->capture_default_str();
+  // The gRPC transport (issue 17): plaintext for the original clients, TLS beside it or
+  // instead of it, and the original's connection limits (docs/security.md "gRPC transport").
+  clusterd::server::GrpcServerOptions grpc_options;
+  bool grpc_plaintext = true;
+  clusterd::server::GrpcServerOptions::Tls grpc_tls;
+  app.add_option("--grpc-plaintext", grpc_plaintext,
+                 "Serve plaintext gRPC on --grpc-listen (the original TaskD/MindIO clients speak "
+                 "only plaintext); false serves TLS only and needs --grpc-tls-listen")
+      ->capture_default_str();
+  app.add_option("--grpc-tls-listen", grpc_tls.listen,
+                 "host:port of a TLS gRPC port (same services) beside the plaintext one; needs "
+                 "--grpc-tls-cert and --grpc-tls-key");
+  app.add_option("--grpc-tls-cert", grpc_tls.cert_file,
+                 "PEM certificate chain of the TLS port; re-read when the file changes");
+  app.add_option("--grpc-tls-key", grpc_tls.key_file,
+                 "PEM private key of the TLS port; re-read when the file changes");
+  app.add_option("--grpc-client-ca", grpc_tls.client_ca_file,
+                 "PEM CA bundle: the TLS port then requires a client certificate it signed (mTLS)");
+  app.add_option("--grpc-tls-refresh", grpc_tls.refresh_interval_s,
+                 "Seconds between checks of the TLS files for a rotated certificate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--grpc-max-connections", grpc_options.max_connections,
+                 "Concurrent gRPC connections in total; more are closed at once (the original: "
+                 "1024)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--grpc-max-connections-per-client", grpc_options.max_connections_per_client,
+                 "Concurrent gRPC connections per client IP; more are closed at once (the "
+                 "original: 512)")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--http-listen", http_listen,
                  "host:port for /healthz, /readyz, /metrics, /api/clusterd/v1 and the dashboard "
@@ -270,8 +313,20 @@ int main(int argc, char** argv) {
   clusterd::LogInfo("clusterd", "authorisation", {{"auth", (*auth)->Describe()}});
   clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain, {}, &(*auth)->authorizer());
   if (absl::Status s = brain.Start(); !s.ok()) return Fail(s);
+  grpc_options.plaintext = grpc_plaintext;
+  if (!grpc_tls.listen.empty()) {
+    grpc_options.tls = grpc_tls;
+  } else if (!grpc_tls.cert_file.empty() || !grpc_tls.key_file.empty() ||
+             !grpc_tls.client_ca_file.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--grpc-tls-cert/--grpc-tls-key/--grpc-client-ca need --grpc-tls-listen"));
+  }
+  if (!grpc_plaintext && !grpc_options.tls.has_value()) {
+    return Fail(absl::InvalidArgumentError("--grpc-plaintext=false needs --grpc-tls-listen"));
+  }
+  RaiseFileLimit();
   absl::StatusOr<std::unique_ptr<clusterd::server::GrpcServer>> grpc =
-      clusterd::server::GrpcServer::Start(grpc_listen, services.All());
+      clusterd::server::GrpcServer::Start(grpc_listen, services.All(), grpc_options);
   if (!grpc.ok()) return Fail(grpc.status());
 
   clusterd::server::HttpServer::Options http_options = http_flags.options;
@@ -300,6 +355,7 @@ int main(int argc, char** argv) {
     nlohmann::ordered_json info = {{"grpc", (*grpc)->address()},
                                    {"http", (*http)->address()},
                                    {"pid", static_cast<int64_t>(getpid())}};
+    if (!(*grpc)->tls_address().empty()) info["grpc_tls"] = (*grpc)->tls_address();
     std::string tmp = listen_info_file + ".tmp";
     {
       std::ofstream out(tmp, std::ios::trunc);

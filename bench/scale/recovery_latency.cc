@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -258,6 +259,10 @@ int main(int argc, char** argv) {
                  "Directory that receives the run's store (e.g. /dev/shm: fsync costs nothing on "
                  "tmpfs, which separates clusterd's own latency from the disk's)")
       ->capture_default_str();
+  bool tls = false;
+  app.add_flag("--tls", tls,
+               "Talk to clusterd's TLS port (a certificate made with openssl for the run) "
+               "instead of plaintext, to measure what TLS costs on the report-to-signal path");
   bool keep_state = false;
   app.add_flag("--keep-state", keep_state,
                "Keep the run's directory (store, clusterd.log) instead of removing it");
@@ -287,10 +292,35 @@ int main(int argc, char** argv) {
   options.store = "dir:" + dir + "/store";
   options.work_dir = dir + "/run";
   options.extra_args = {"--log-level", "warn"};
+  if (tls) {
+    std::string make_cert = absl::StrCat(
+        "cd ", dir,
+        " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=clusterd "
+        "-addext subjectAltName=IP:127.0.0.1 -keyout tls.key -out tls.crt 2>/dev/null");
+    if (std::system(make_cert.c_str()) != 0) {
+      std::fprintf(stderr, "openssl failed\n");
+      return 1;
+    }
+    options.extra_args.insert(options.extra_args.end(),
+                              {"--grpc-tls-listen", "127.0.0.1:0", "--grpc-tls-cert",
+                               dir + "/tls.crt", "--grpc-tls-key", dir + "/tls.key"});
+  }
   auto proc = clusterd::sim::ClusterdProcess::Start(options);
   if (!proc.ok()) {
     std::fprintf(stderr, "%s\n", proc.status().ToString().c_str());
     return 1;
+  }
+  std::string grpc_address = (*proc)->grpc_address();
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (tls) {
+    std::ifstream info_file(dir + "/run/listen.json");
+    nlohmann::json info = nlohmann::json::parse(info_file, nullptr, false);
+    grpc_address = info.value("grpc_tls", "");
+    std::ifstream ca(dir + "/tls.crt");
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs.assign(std::istreambuf_iterator<char>(ca), std::istreambuf_iterator<char>());
+    credentials = grpc::SslCredentials(ssl);
+    std::printf("TLS port %s\n", grpc_address.c_str());
   }
   const pid_t pid = (*proc)->process().pid();
   auto store = clusterd::store::OpenStore("dir:" + dir + "/store");
@@ -325,8 +355,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < jobs / 32 + 1; ++i) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
-    channels.push_back(grpc::CreateCustomChannel((*proc)->grpc_address(),
-                                                 grpc::InsecureChannelCredentials(), args));
+    channels.push_back(grpc::CreateCustomChannel(grpc_address, credentials, args));
   }
   t = absl::Now();
   std::vector<std::unique_ptr<Subscriber>> subs;

@@ -34,7 +34,7 @@ class GatedService {
   template <typename Handler>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, absl::string_view method,
                                   Handler&& handler) {
-    if (absl::Status admitted = gate_.Admit(method); !admitted.ok()) {
+    if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
       RecordRpc(method, grpc::StatusCode::UNKNOWN);
       return FinishUnary(ctx, ToGrpcStatus(admitted));
     }

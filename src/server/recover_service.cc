@@ -162,7 +162,7 @@ absl::Status RecoverService::OmResultAllowed(const grpc::ServerContextBase& ctx,
 
 bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
                            ServerUnaryReactor** refused) {
-  if (absl::Status admitted = gate_.Admit(method); !admitted.ok()) {
+  if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
     RecordRpc(method, grpc::StatusCode::UNKNOWN);
     CountRecoverRejected(method, "qps");
     *refused = FinishUnary(ctx, ToGrpcStatus(admitted));
@@ -174,7 +174,10 @@ bool RecoverService::Admit(CallbackServerContext* ctx, absl::string_view method,
 absl::Status RecoverService::Bounded(absl::string_view method,
                                      const google::protobuf::Message& request) {
   absl::Status s = CheckRequestBounds(method, request);
-  if (!s.ok()) CountRecoverRejected(method, "field_too_long");
+  if (!s.ok()) {
+    CountRecoverRejected(method,
+                         absl::IsResourceExhausted(s) ? "message_too_large" : "field_too_long");
+  }
   return s;
 }
 

@@ -69,21 +69,53 @@ size_t StringLimitOf(const FieldDescriptor& field) {
 
 absl::Status CheckRequestStrings(const Message& request) { return CheckStrings(request, ""); }
 
+size_t MessageLimitOf(const google::protobuf::Descriptor& type) {
+  size_t limit = kSmallMessageSlackBytes;
+  for (int i = 0; i < type.field_count(); ++i) {
+    const FieldDescriptor& field = *type.field(i);
+    if (field.is_repeated() || field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) return 0;
+    limit += kFieldOverheadBytes;
+    if (field.cpp_type() == FieldDescriptor::CPPTYPE_STRING) limit += StringLimitOf(field);
+  }
+  return limit;
+}
+
+absl::Status CheckRequestSize(const Message& request) {
+  const size_t limit = MessageLimitOf(*request.GetDescriptor());
+  if (limit == 0) return absl::OkStatus();
+  // Unknown fields count too: they are what an oversized request of these types carries.
+  const size_t size = request.ByteSizeLong();
+  if (size <= limit) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat("request is ", size,
+                                                   " bytes, over the limit of ", limit, " for ",
+                                                   request.GetDescriptor()->name()));
+}
+
 absl::Status CheckRequestBounds(absl::string_view method, const Message& request) {
-  absl::Status s = CheckRequestStrings(request);
+  // The strings first: a field over its bound is the more precise reason.
+  if (absl::Status s = CheckRequestStrings(request); !s.ok()) {
+    CountBadRequest(method, "field_too_long");
+    if (int64_t suppressed = 0; BadInputLog::Default().Admit(&suppressed)) {
+      LogWarn("grpc", "request refused: a field is too long",
+              {{"method", method}, {"error", s.message()}, {"suppressed", suppressed}});
+    }
+    return absl::InvalidArgumentError(absl::StrCat(s.message(), ", method=", method));
+  }
+  absl::Status s = CheckRequestSize(request);
   if (s.ok()) return s;
-  CountBadRequest(method, "field_too_long");
+  CountBadRequest(method, "message_too_large");
   if (int64_t suppressed = 0; BadInputLog::Default().Admit(&suppressed)) {
-    LogWarn("grpc", "request refused: a field is too long",
+    LogWarn("grpc", "request refused: message too large",
             {{"method", method}, {"error", s.message()}, {"suppressed", suppressed}});
   }
-  return absl::InvalidArgumentError(absl::StrCat(s.message(), ", method=", method));
+  return absl::ResourceExhaustedError(absl::StrCat(s.message(), ", method=", method));
 }
 
 void CountBadRequest(absl::string_view method, absl::string_view reason) {
   MetricsRegistry::Default()
       .GetCounter("clusterd_grpc_bad_requests_total",
-                  "gRPC requests refused as bad input (undecodable body, field too long), by "
+                  "gRPC requests refused as bad input (undecodable body, field too long, message "
+                  "too large), by "
                   "method and reason.",
                   {{"method", std::string(method)}, {"reason", std::string(reason)}})
       .Increment();

@@ -25,6 +25,22 @@ inline constexpr size_t kMaxJobNsNameBytes = 320;
 // Free text (Status.info, a public fault's description of up to 512 runes, stress-test results).
 inline constexpr size_t kMaxTextBytes = 4096;
 
+// Requests of a type that carries only ids (every field a singular string or number:
+// ClientInfo, SwitchNicRequest, StressTestRequest, ...) are bounded as a whole, far below the
+// transport's 4 MiB (which stays, as the original's, for the types with lists): the largest
+// valid encoding, i.e. each string field at its bound plus kFieldOverheadBytes per field (tag,
+// length, a number), plus kSmallMessageSlackBytes. ClientInfo: 64 + 2 * (256 + 16) = 608 bytes.
+// Unknown fields count, so a 4 MiB unknown field in an Init is refused before anything reads it.
+inline constexpr size_t kFieldOverheadBytes = 16;
+inline constexpr size_t kSmallMessageSlackBytes = 64;
+
+// The size bound of requests of `type`; 0 when the type has repeated, map or message fields
+// (bounded by the transport's limit and the per-field checks only).
+size_t MessageLimitOf(const google::protobuf::Descriptor& type);
+
+// OK, or ResourceExhausted "request is <n> bytes, over the limit of <m> for <Type>".
+absl::Status CheckRequestSize(const google::protobuf::Message& request);
+
 // The bound of one string field, by its proto name.
 size_t StringLimitOf(const google::protobuf::FieldDescriptor& field);
 
@@ -33,10 +49,11 @@ size_t StringLimitOf(const google::protobuf::FieldDescriptor& field);
 // itself is never part of the message.
 absl::Status CheckRequestStrings(const google::protobuf::Message& request);
 
-// CheckRequestStrings for a call of `method`. A refusal is counted
-// (clusterd_grpc_bad_requests_total{method,reason="field_too_long"}), logged through
-// BadInputLog, and returned as "<reason>, method=<method>": the handler answers it with the
-// protocol's invalid-parameter code or as a gRPC status.
+// CheckRequestSize, then CheckRequestStrings, for a call of `method`. A refusal is counted
+// (clusterd_grpc_bad_requests_total{method,reason="message_too_large" / "field_too_long"}),
+// logged through BadInputLog, and returned as "<reason>, method=<method>" (ResourceExhausted /
+// InvalidArgument): the handler answers it with the protocol's invalid-parameter code or as a
+// gRPC status (RESOURCE_EXHAUSTED / INVALID_ARGUMENT).
 absl::Status CheckRequestBounds(absl::string_view method, const google::protobuf::Message& request);
 
 // Counts one refused request: clusterd_grpc_bad_requests_total{method,reason}.

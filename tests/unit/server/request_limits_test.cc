@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "config.pb.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "profiling.pb.h"
 #include "pubfault.pb.h"
@@ -90,6 +92,38 @@ TEST(RequestLimits, CheckRequestBoundsNamesTheMethod) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "role is 1000 bytes, over the limit of 256, method=/config.Config/Register");
+}
+
+TEST(RequestLimits, IdOnlyRequestsHaveASmallSizeBound) {
+  EXPECT_EQ(MessageLimitOf(*::ClientInfo::descriptor()), 608u);
+  EXPECT_EQ(MessageLimitOf(*::StressTestRequest::descriptor()), 64u + 16 + 256);
+  // Types with lists keep only the transport's 4 MiB and the per-field bounds.
+  EXPECT_EQ(MessageLimitOf(*::PublicFaultRequest::descriptor()), 0u);
+  EXPECT_EQ(MessageLimitOf(*::StopCompleteRequest::descriptor()), 0u);
+}
+
+TEST(RequestLimits, AnUnknownFieldPastTheBoundIsResourceExhausted) {
+  ::ClientInfo info;
+  info.set_jobid(std::string(kMaxIdBytes, 'j'));
+  info.set_role(std::string(kMaxIdBytes, 'r'));
+  EXPECT_TRUE(CheckRequestBounds("/Recover/Init", info).ok());
+  // Field 15, length-delimited, 1 MiB: what a client of the same proto cannot even send.
+  info.GetReflection()->MutableUnknownFields(&info)->AddLengthDelimited(15,
+                                                                        std::string(1 << 20, 'x'));
+  absl::Status s = CheckRequestBounds("/Recover/Init", info);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "request is 10")) << s.message();
+  EXPECT_TRUE(absl::EndsWith(s.message(),
+                             " bytes, over the limit of 608 for ClientInfo, method=/Recover/Init"))
+      << s.message();
+}
+
+TEST(RequestLimits, ALongFieldIsNamedBeforeTheSize) {
+  ::ClientInfo info;
+  info.set_jobid(std::string(4 << 20, 'j'));
+  absl::Status s = CheckRequestBounds("/Recover/Init", info);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "jobId is ")) << s.message();
 }
 
 TEST(BadInputLog, AFloodWritesTheBurstThenOneLineAtTheRateNamingTheSuppressed) {
