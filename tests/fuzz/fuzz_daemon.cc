@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "fuzz_util.h"
 #include "server/cluster_brain.h"
 #include "server/grpc_server.h"
 #include "server/http_server.h"
@@ -62,9 +63,7 @@ struct Running {
 };
 
 Running* Start() {
-  // Every refusal of bad input logs (rate-limited); the fuzzer's own output is what matters.
-  (void)ConfigureLogging(std::getenv("CLUSTERD_FUZZ_LOG") != nullptr ? "info" : "off",
-                         LogFormat::kText);
+  QuietLogs();
   auto* r = new Running;
   absl::StatusOr<std::unique_ptr<store::ObjectStore>> store = store::OpenStore("memory");
   if (!store.ok()) Fail("cannot open the store", store.status());

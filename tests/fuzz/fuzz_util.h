@@ -3,6 +3,7 @@
 // Helpers shared by the fuzz targets (docs/fuzzing.md).
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,9 +11,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/log.h"
 #include "nlohmann/json.hpp"
 
 namespace clusterd::fuzz {
+
+// Turns clusterd's log off (every refused input logs a line; the fuzzer's own output is what
+// matters), unless CLUSTERD_FUZZ_LOG is set.
+inline void QuietLogs() {
+  if (std::getenv("CLUSTERD_FUZZ_LOG") == nullptr) (void)ConfigureLogging("off", LogFormat::kText);
+}
 
 // A file of data/ (the shipped catalogs); empty when missing.
 inline std::string ReadDataFile(std::string_view name) {

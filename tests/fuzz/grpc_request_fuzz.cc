@@ -168,6 +168,12 @@ void SendToDaemon(const Method& method, std::string_view bytes) {
 
 }  // namespace
 
+// The daemon starts before the first input (and turns the log off).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)clusterd::fuzz::Daemon();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input = fuzz::AsText(data, size);
   const size_t newline = input.find('\n');

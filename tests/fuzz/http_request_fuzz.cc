@@ -60,6 +60,12 @@ std::string Exchange(int port, const std::string& request) {
 
 }  // namespace
 
+// The daemon starts before the first input (and turns the log off).
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)clusterd::fuzz::Daemon();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const clusterd::fuzz::DaemonAddresses& daemon = clusterd::fuzz::Daemon();
   std::string request = "GET ";

@@ -11,6 +11,11 @@
 
 using namespace clusterd;
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::QuietLogs();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = fuzz::AsText(data, size);
   static const cluster::PublicFaultConfig shipped = [] {

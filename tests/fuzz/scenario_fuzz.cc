@@ -10,6 +10,11 @@
 
 using namespace clusterd;
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::QuietLogs();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const faults::FaultCodeCatalog* catalog = [] {
     faults::PolicyIssues issues;

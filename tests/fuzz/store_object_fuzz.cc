@@ -43,6 +43,11 @@ void Exercise(store::ObjectStore& s, const store::ObjectKey& key) {
 
 }  // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::QuietLogs();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = fuzz::AsText(data, size);
   const fs::path& root = Scratch();
