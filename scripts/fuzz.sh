@@ -58,13 +58,16 @@ for t in "${targets[@]}"; do
   # The file parsers get inputs up to 16 KiB (a count-driven bug, such as a sum over many
   # entries, needs more than libFuzzer's default 4 KiB); the daemon and store targets keep the
   # default, where each input costs a round trip or a store.
-  max_len=()
+  # They also get tests/fuzz/values.dict: integer extremes (which libFuzzer's comparison
+  # tracing does not suggest) and JSON / YAML punctuation.
+  extra=()
   case "$t" in
-    http_request | grpc_request | store_object) ;;
-    *) max_len=(-max_len=16384) ;;
+    http_request | grpc_request) ;;
+    store_object) extra=(-dict=tests/fuzz/values.dict) ;;
+    *) extra=(-max_len=16384 -dict=tests/fuzz/values.dict) ;;
   esac
   echo "== fuzz_$t: ${seconds}s (log: $log)"
-  if "$bin" "${max_len[@]}" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+  if "$bin" "${extra[@]}" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
        -artifact_prefix="$artifacts/" "$corpus" "$corpus_root/$t" >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | tail -2 || true
   else
