@@ -3,8 +3,10 @@
 #   demo   install what is missing, build, and run the embedded demo
 #   test   install what is missing, build, and run every test (CTest)
 #   build  install what is missing and build
-# Under CI (CI=true), or with SANITIZE=1, `test` also builds the unit tests with AddressSanitizer
-# and UndefinedBehaviorSanitizer in build-asan/ and runs them.
+# Under CI (CI=true), or with SANITIZE=1, `test` also builds the unit tests and the fuzz targets
+# with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/ (-DCLUSTERD_FUZZ=ON),
+# runs the unit tests and every fuzz target's checked-in corpus there, then fuzzes each target
+# for FUZZ_SECONDS (default 15) with scripts/fuzz.sh (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,15 +38,22 @@ case "${1:-demo}" in
     build
     (cd "$build_dir" && ctest --output-on-failure -j "$jobs" --timeout 600)
     if [[ "${SANITIZE:-${CI:-false}}" == "1" || "${SANITIZE:-${CI:-false}}" == "true" ]]; then
-      echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+      echo "== unit tests and fuzz targets under clang, ASan + UBSan (build-asan/)"
+      # One sanitizer tree for both: clang, the fuzzer's coverage instrumentation in every
+      # library. A tree configured otherwise (an older gcc build-asan/) is rebuilt from scratch.
+      if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CLUSTERD_FUZZ:BOOL=ON' build-asan/CMakeCache.txt; then
+        rm -rf build-asan
+      fi
       if [[ ! -f build-asan/build.ninja ]]; then
-        cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-          -DCLUSTERD_SANITIZE=address,undefined >/dev/null
+        cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+          -DCLUSTERD_FUZZ=ON >/dev/null
       fi
       targets=$(cmake --build build-asan --target help 2>/dev/null | sed -n 's/^\(unit[a-z_]*tests\):.*/\1/p')
-      cmake --build build-asan -j "$jobs" --target $targets
+      cmake --build build-asan -j "$jobs" --target $targets fuzz_all
       (cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        ctest --output-on-failure -j "$jobs" --timeout 600 -L unit)
+        ctest --output-on-failure -j "$jobs" --timeout 600 -L 'unit|fuzz')
+      echo "== short fuzzing run of every target (scripts/fuzz.sh)"
+      FUZZ_BUILD_DIR=build-asan bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
     fi
     ;;
   *)

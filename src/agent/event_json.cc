@@ -114,6 +114,9 @@ absl::StatusOr<ScheduledEvent> ParseEventJson(const ordered_json& line, int num_
   int64_t at_ms = 0;
   CLUSTERD_RETURN_IF_ERROR(go_json::ReadInt64(line, "at_ms", &at_ms));
   if (at_ms < 0) return Bad(absl::StrCat("at_ms ", at_ms, " is negative"));
+  if (at_ms > kMaxEventOffsetMs) {
+    return Bad(absl::StrCat("at_ms ", at_ms, " is more than a year (", kMaxEventOffsetMs, " ms)"));
+  }
   CLUSTERD_RETURN_IF_ERROR(go_json::ReadString(line, "kind", &f.kind));
   if (f.kind.empty()) return Bad("kind is missing");
   CLUSTERD_RETURN_IF_ERROR(go_json::ReadInt64(line, "npu", &f.npu));

@@ -81,7 +81,8 @@ void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
     if (job.empty()) continue;
     const std::string ns = store::NamespaceOf(pod);
     int64_t rank_index = 0;
-    absl::SimpleAtoi(StringAt(pod, {"metadata", "annotations", "hccl/rankIndex"}), &rank_index);
+    (void)absl::SimpleAtoi(StringAt(pod, {"metadata", "annotations", "hccl/rankIndex"}),
+                           &rank_index);
     const std::string key = ns + "/" + job;
     names[key] = {ns, job};
     for (size_t i = 0; i < npus.size(); ++i) {

@@ -63,7 +63,10 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
     ModifyCounter("bad_request").Increment();
     return Result(kDataTraceInvalidParameter, std::string(kBadJobNsName), true);
   }
-  const auto& [ns, name] = *parsed;
+  // Named references, not a structured binding: the lambda below captures them (clang before
+  // 16 cannot capture bindings).
+  const std::string& ns = parsed->first;
+  const std::string& name = parsed->second;
   const std::string nsname = absl::StrCat(ns, "/", name);
 
   std::optional<JobRecord> job = registry_.FindJobByName(ns, name);
@@ -144,7 +147,10 @@ DataTraceResult DataTraceSwitches::Get(std::string_view job_ns_name) const {
   auto parsed = ParseJobNsName(job_ns_name);
   if (!parsed.has_value())
     return Result(kDataTraceInvalidParameter, std::string(kBadJobNsName), false);
-  const auto& [ns, name] = *parsed;
+  // Named references, not a structured binding: the lambda below captures them (clang before
+  // 16 cannot capture bindings).
+  const std::string& ns = parsed->first;
+  const std::string& name = parsed->second;
   const std::string nsname = absl::StrCat(ns, "/", name);
   absl::StatusOr<store::Object> cm = store_.Get(store::ObjectKey{
       std::string(store::kConfigMaps), ns, absl::StrCat(Sv(kDataTracePrefix), name)});

@@ -38,9 +38,11 @@ absl::StatusOr<ManualSeparationPolicy> ParseManualSeparationPolicy(std::string_v
   } catch (const std::exception&) {
     return absl::InvalidArgumentError("enabled is not a boolean");
   }
-  if (auto s = read_int(root["separate"], "fault_window_hours", &p.fault_window_hours); !s.ok()) return s;
+  if (auto s = read_int(root["separate"], "fault_window_hours", &p.fault_window_hours); !s.ok())
+    return s;
   if (auto s = read_int(root["separate"], "fault_threshold", &p.fault_threshold); !s.ok()) return s;
-  if (auto s = read_int(root["release"], "fault_free_hours", &p.fault_free_hours); !s.ok()) return s;
+  if (auto s = read_int(root["release"], "fault_free_hours", &p.fault_free_hours); !s.ok())
+    return s;
   if (p.fault_window_hours < 1 || p.fault_window_hours > 720) {
     return absl::InvalidArgumentError(
         absl::StrCat("fault_window_hours ", p.fault_window_hours, " is outside 1..720"));
@@ -228,7 +230,7 @@ ManualSeparationEngine::SyncPlan ManualSeparationEngine::Sync(
     plan.changed_nodes.insert(node);
     for (auto c = counters_.begin(); c != counters_.end();) {
       c = std::get<0>(c->first) == node && std::get<1>(c->first) == npu ? counters_.erase(c)
-                                                                         : std::next(c);
+                                                                        : std::next(c);
     }
     if (n->second.empty()) cache_.erase(n);
   };
@@ -250,7 +252,9 @@ ManualSeparationEngine::SyncPlan ManualSeparationEngine::Sync(
       for (auto& [npu, details] : npus) {
         const size_t before = details.size();
         details.erase(std::remove_if(details.begin(), details.end(),
-                                     [&](const ManualDetail& d) {
+                                     // Named captures: clang before 16 cannot capture the
+                                     // structured bindings themselves.
+                                     [&, &node = node, &npu = npu](const ManualDetail& d) {
                                        const bool release = now_ms - d.last_separate_ms >= free_ms;
                                        if (release) counters_.erase({node, npu, d.fault_code});
                                        return release;

@@ -46,7 +46,8 @@ absl::StatusOr<std::map<std::string, PingmeshEntry>> ParsePingmeshConfig(
     const std::map<std::string, std::string>& data) {
   std::map<std::string, PingmeshEntry> out;
   for (const auto& [key, value] : data) {
-    auto fail = [&](std::string_view why) {
+    // A named capture: clang before 16 cannot capture the structured binding itself.
+    auto fail = [&key = key](std::string_view why) {
       return absl::InvalidArgumentError(
           absl::StrCat("pingmesh-config key \"", key, "\": ", Sv(why)));
     };

@@ -25,9 +25,10 @@ void SwitchFaultEngine::RunCycle(int64_t now_ms) {
   });
   for (auto& [input, parsed] : pending_) {
     if (input.alarm_time_ms == 0) input.alarm_time_ms = now_ms;
-    auto it = std::find_if(active_.begin(), active_.end(), [&](const Active& a) {
-      return a.input.assembled_code == input.assembled_code && a.input.chip_id == input.chip_id &&
-             a.input.port_id == input.port_id;
+    // Captures a reference, not the structured binding (clang before 16 cannot capture those).
+    auto it = std::find_if(active_.begin(), active_.end(), [&in = input](const Active& a) {
+      return a.input.assembled_code == in.assembled_code && a.input.chip_id == in.chip_id &&
+             a.input.port_id == in.port_id;
     });
     if (input.assertion == Assertion::kRecover) {
       if (it == active_.end()) continue;

@@ -1,6 +1,8 @@
 #include "recovery/reset_config.h"
 
 #include <array>
+#include <cstdint>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -78,7 +80,13 @@ absl::StatusOr<TaskResetInfo> ApplyResetOperation(std::string_view old_reset_jso
     }
   }
   TaskResetInfo info;
-  if (auto retry = GetInt64(old, "RetryTime"); retry.ok()) info.retry_time = *retry;
+  // RetryTime is a Go int read as 32 bits by the agents (model::TaskResetInfo); a value that is
+  // no integer, negative, or so large that the next restart would leave that range (INT64_MAX
+  // made `+ 1` overflow) counts from 0, like a missing one.
+  if (auto retry = GetInt64(old, "RetryTime");
+      retry.ok() && *retry >= 0 && *retry < std::numeric_limits<int32_t>::max()) {
+    info.retry_time = *retry;
+  }
   info.update_time = absl::ToUnixSeconds(now);
   switch (op) {
     case ResetOperation::kClear:

@@ -96,7 +96,6 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
     : store_(store),
       clock_(clock),
       jobs_(jobs),
-      faults_(faults),
       options_(options),
       sink_(clock),
       fault_port_(std::make_unique<FaultPort>(faults)),

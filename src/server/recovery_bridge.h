@@ -127,7 +127,6 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   store::ObjectStore& store_;
   Clock& clock_;
   cluster::JobRegistry* jobs_;
-  cluster::FaultCentre* faults_;
   const Options options_;
   RecoverySink sink_;
   std::unique_ptr<FaultPort> fault_port_;

@@ -185,7 +185,7 @@ std::vector<PodPlacement> MiniScheduler::Placements(const std::string& job_name)
     PodPlacement p;
     p.name = pod["metadata"].value("name", "");
     p.uid = pod["metadata"].value("uid", "");
-    absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &p.rank);
+    (void)absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &p.rank);
     p.node_index = NodeIndexOf(pod["spec"].value("nodeName", ""));
     for (absl::string_view n :
          absl::StrSplit(Annotation(pod, "huawei.com/Ascend910"), ',', absl::SkipEmpty())) {
@@ -448,7 +448,7 @@ void MiniScheduler::Sync() {
         const store::Object& pod = *pod_ptr;
         const std::string pod_name = pod["metadata"].value("name", "");
         int rank = -1;
-        absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &rank);
+        (void)absl::SimpleAtoi(Annotation(pod, kRankIndexAnnotation), &rank);
         const bool backup = Annotation(pod, "podType") == "backup";
         if (Annotation(pod, "needVolcanoOpe") == "delete" ||
             (backup && Annotation(pod, "needOperatorOpe") == "delete")) {

@@ -309,7 +309,10 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
     }
     if (root["cluster"]) SIM_RETURN_IF_ERROR(ParseCluster(c, root["cluster"], &s.cluster));
     std::set<std::string> names;
-    int npus_needed = 0;
+    // Checked as each job is added: one job needs at most the whole cluster (ParseJob), so the
+    // sum stays far below INT64_MAX; a plain int sum of 129 full-cluster jobs overflowed.
+    const int64_t npus_available = int64_t{s.cluster.nodes} * s.cluster.npus_per_node;
+    int64_t npus_needed = 0;
     if (root["jobs"]) {
       if (!root["jobs"].IsSequence()) return c.Error(root["jobs"], "jobs must be a list");
       for (const YAML::Node& j : root["jobs"]) {
@@ -318,12 +321,12 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
         if (!names.insert(job.ns + "/" + job.name).second) {
           return c.Error(j, absl::StrCat("duplicate job \"", job.name, "\""));
         }
-        npus_needed += job.pods * job.npus_per_pod;
+        npus_needed += int64_t{job.pods} * job.npus_per_pod;
+        if (npus_needed > npus_available) {
+          return c.Error(root["jobs"], "the jobs need more NPUs than the cluster has");
+        }
         s.jobs.push_back(std::move(job));
       }
-    }
-    if (npus_needed > s.cluster.nodes * s.cluster.npus_per_node) {
-      return c.Error(root["jobs"], "the jobs need more NPUs than the cluster has");
     }
     if (root["faults"]) {
       if (!root["faults"].IsSequence()) return c.Error(root["faults"], "faults must be a list");

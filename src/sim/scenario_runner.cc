@@ -254,7 +254,7 @@ absl::Status Runner::CreatePingmeshConfig() {
 bool Runner::DetectionOldEnough(const FaultSpec& f) {
   if (f.kind != "slow_link" || f.after_detection_s <= 0) return true;
   int node = 0;
-  absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
+  (void)absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
   const std::string super_pod =
       std::to_string((node - 1) / std::max(1, scenario_.cluster.nodes_per_super_pod));
   httplib::Client http("http://" + clusterd_->http_address());
@@ -472,7 +472,7 @@ void Runner::Inject(FaultRun& run) {
   run.injected = absl::Now();
   int node = 0;
   if (f.node.rfind("node-", 0) == 0) {
-    absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
+    (void)absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
   }
   if (f.kind == "software" || f.kind == "slow")
     run.touched[f.job] = Touch{*run.injected, std::nullopt};
@@ -596,7 +596,7 @@ void Runner::Observe(FaultRun& run) {
   if (run.spec->kind == "slow_link") {
     // Handled once clusterd's pingmesh analysis reports the link (§7.5).
     int node = 0;
-    absl::SimpleAtoi(absl::string_view(run.spec->node).substr(5), &node);
+    (void)absl::SimpleAtoi(absl::string_view(run.spec->node).substr(5), &node);
     if (const std::string code =
             NetFaultSeen(SuperDeviceId(scenario_.cluster, node, run.spec->npu));
         !code.empty()) {
@@ -760,7 +760,7 @@ absl::Status Runner::Run() {
           jobs_[r.job]->SetSlowRank(-1, 0);
         } else if (r.spec->kind == "slow_link") {
           int node = 0;
-          absl::SimpleAtoi(absl::string_view(r.spec->node).substr(5), &node);
+          (void)absl::SimpleAtoi(absl::string_view(r.spec->node).substr(5), &node);
           pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, r.spec->npu), 0);
         } else if (r.spec->kind == "public") {
           (void)SendPublicFault(r, "recover");

@@ -54,6 +54,24 @@ TEST(FaultScript, MalformedLinesAreReportedWithTheirNumberAndSkipped) {
   EXPECT_NE(s.errors[10].message.find("assertion is missing"), std::string::npos);
 }
 
+// Reproduced with fuzz_fault_script under UBSan (tests/fuzz/corpus/fault_script/
+// at_ms_int64_max.jsonl): an at_ms near INT64_MAX parsed, and the agent's start + at_ms
+// overflowed (undefined behaviour) each time it computed its next wakeup.
+TEST(FaultScript, AtMsOverAYearIsRefused) {
+  const FaultScript s = ParseFaultScript(
+      "{\"at_ms\": 9223372036854775807, \"kind\": \"chip\", \"npu\": 3, \"code\": "
+      "\"80E01801\", \"assertion\": \"occur\"}\n"
+      "{\"at_ms\": 31622400000, \"kind\": \"chip\", \"npu\": 3, \"code\": \"80E01801\", "
+      "\"assertion\": \"occur\"}\n",
+      8);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].line, 1);
+  EXPECT_NE(s.errors[0].message.find("is more than a year"), std::string::npos)
+      << s.errors[0].message;
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].at_ms, kMaxEventOffsetMs);
+}
+
 TEST(EventJson, BareSwitchEventIdIsAssembled) {
   EventFields f;
   f.kind = "switch";

@@ -226,7 +226,8 @@ TEST(RankTableBuilder, NpuResourceTypeAppendsRankListV2) {
   };
   testing::Json alloc = testing::Json::parse(testing::AllocationJson(a));
   alloc["devices"][0]["levelList"] = {level(0, "UB", "sp0"), level(3, "ROCE", "roce0")};
-  alloc["devices"][1]["levelList"] = {level(0, "UB", "sp0")};
+  // Json::array: a braced list of one JSON value is that value under clang, an array under gcc.
+  alloc["devices"][1]["levelList"] = testing::Json::array({level(0, "UB", "sp0")});
   a.allocation_override = alloc.dump();
   std::vector<PodInfo> pods = {Pod(a)};
   RankTableBuild build = Build(pods, 1, "npu", "");

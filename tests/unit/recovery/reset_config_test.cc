@@ -59,6 +59,22 @@ TEST(ResetConfig, FourOperations) {
   EXPECT_EQ(restart->graceful_exit, 0);
 }
 
+// Reproduced with fuzz_reset_json under UBSan: an old RetryTime of INT64_MAX made the
+// restart-all rewrite's RetryTime + 1 overflow (undefined behaviour). A RetryTime out of the
+// agents' 32-bit range counts from 0, like one that is not an integer.
+TEST(ResetConfig, RetryTimeOutOfRangeCountsFromZero) {
+  for (const char* retry : {"9223372036854775807", "2147483647", "-3", "\"7\""}) {
+    const std::string old = std::string(R"({"RankList":[],"RetryTime":)") + retry + "}";
+    auto restart = ApplyResetOperation(old, ResetOperation::kRestartAllProcess, {}, false, kT);
+    ASSERT_TRUE(restart.ok()) << retry;
+    EXPECT_EQ(restart->retry_time, 1) << retry;
+  }
+  auto kept = ApplyResetOperation(R"({"RetryTime":2147483646})", ResetOperation::kRestartAllProcess,
+                                  {}, false, kT);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->retry_time, 2147483647);
+}
+
 TEST(ResetConfig, RefusedInHotResetMode) {
   for (const char* policy : {"reset", "restart"}) {
     const std::string old =

@@ -101,6 +101,18 @@ TEST(Scenario, MalformedYamlAndUnknownKeys) {
   EXPECT_TRUE(absl::StrContains(e, "unknown key \"clutser\"")) << e;
 }
 
+// Reproduced with fuzz_scenario under UBSan (tests/fuzz/corpus/scenario/
+// jobs_npu_sum_overflow.yaml; 6 KiB, larger than the fuzzer's first inputs): the NPUs the jobs
+// need were summed in an int, and 129 jobs each as large as the largest cluster (4096 x 64
+// NPUs) overflowed it (undefined behaviour; a wrapped sum let the scenario through).
+TEST(Scenario, TheJobsNpuSumDoesNotOverflow) {
+  std::string text = "cluster: {nodes: 4096, npus_per_node: 64}\njobs:\n";
+  for (int i = 0; i < 129; ++i) {
+    text += "  - {name: j" + std::to_string(i) + ", pods: 262144, npus_per_pod: 64}\n";
+  }
+  EXPECT_TRUE(absl::StrContains(Error(text), "more NPUs than the cluster has"));
+}
+
 TEST(Scenario, RangesAreChecked) {
   EXPECT_TRUE(absl::StrContains(Error("cluster:\n  nodes: 0\n"), "nodes must be"));
   EXPECT_TRUE(absl::StrContains(Error("cluster:\n  nodes: 1\n  npus_per_node: 8\njobs:\n  - {name: "

@@ -1,0 +1,70 @@
+// Feeds one object file of the `dir:` store (docs/store-layout.md; written by agents, tools and
+// operators' editors as well as by clusterd) to the store: placed as a namespaced ConfigMap and
+// as a cluster-scoped Node, the store opens the directory (reads, validates and adopts the
+// files), lists both resources, and reads, patches and updates what it accepted.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "fuzz_util.h"
+#include "store/dir/dir_store.h"
+
+using namespace clusterd;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch directory of this process, on tmpfs when there is one: every input is a fresh store.
+const fs::path& Scratch() {
+  static const fs::path dir = [] {
+    fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    return base / ("clusterd-fuzz-store-" + std::to_string(getpid()));
+  }();
+  return dir;
+}
+
+void WriteFile(const fs::path& path, std::string_view text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+void Exercise(store::ObjectStore& s, const store::ObjectKey& key) {
+  absl::StatusOr<store::Object> got = s.Get(key);
+  if (!got.ok()) return;
+  (void)s.Patch(key, store::Object{{"metadata", {{"labels", {{"fuzz", "1"}}}}}});
+  absl::StatusOr<store::Object> again = s.Get(key);
+  if (again.ok()) (void)s.Update(key.resource, *again);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fuzz::QuietLogs();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = fuzz::AsText(data, size);
+  const fs::path& root = Scratch();
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  WriteFile(root / "configmaps" / "default" / "obj.json", text);
+  WriteFile(root / "nodes" / "obj.json", text);
+
+  absl::StatusOr<std::unique_ptr<store::DirStore>> s = store::DirStore::Open(root.string());
+  if (s.ok()) {
+    store::ListOptions all;
+    (void)(*s)->List("configmaps", all);
+    (void)(*s)->List("nodes", all);
+    Exercise(**s, store::ObjectKey{"configmaps", "default", "obj"});
+    Exercise(**s, store::ObjectKey{"nodes", "", "obj"});
+    s->reset();
+  }
+  fs::remove_all(root, ec);
+  return 0;
+}
