@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-grpcio python3-protobuf python3-yaml python3-kubernetes
   chromium  # the dashboard test loads the page in headless Chromium
+  openssl  # the TLS tests make their certificates at test time
   clang libclang-rt-14-dev  # the sanitizer tree and the libFuzzer targets (libclang_rt.fuzzer)
 )
 

@@ -14,11 +14,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
-<<<<<<< HEAD
 #include "http_flags.h"
-=======
 #include "server/auth_setup.h"
->>>>>>> w-auth
 #include "server/cluster_brain.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
