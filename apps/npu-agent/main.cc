@@ -15,6 +15,7 @@
 #include "agent/agent_runner.h"
 #include "agent/fault_sources.h"
 #include "common/clock.h"
+#include "common/data_dir.h"
 #include "common/log.h"
 #include "faults/chip_profile.h"
 #include "nlohmann/json.hpp"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   int server_index = -1;
   int rack_id = -1;
   std::vector<std::string> sources;
-  std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  std::string data_dir = clusterd::DefaultDataDir();
   std::string fault_code_file, switch_fault_code_file, fault_customization_file, node_config_file;
   bool switch_faults = true;
   bool grace_tolerance = false;

@@ -26,8 +26,8 @@ KNOWN_MISSING = {"recovery-protocol.md", "fault-pipeline.md", "jobs-ranktable-di
 
 EXTENSIONS = r"(?:md|json|yaml|yml|cc|h|proto|py|txt|sh|cmake|jsonl|csv|service)"
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-PATH = re.compile(r"(?<![\w/.~$<-])((?:[\w.-]+/)+[\w.-]+\." + EXTENSIONS + r")(?![\w/-])")
-DOC = re.compile(r"(?<![\w/.-])([\w-]+\.md)(?![\w/-])")
+PATH = re.compile(r"(?<![\w/.~$<-])((?:[\w.-]+/)+[\w.-]+\." + EXTENSIONS + r")(?![\w/-]|\.\w)")
+DOC = re.compile(r"(?<![\w/.-])([\w-]+\.md)(?![\w/-]|\.\w)")
 
 
 def tracked_files():
@@ -98,6 +98,7 @@ class DocumentLinks(unittest.TestCase):
                                 "/var/lib/x.json", "a.json"} & refs)
         self.assertIn("src/agent/none.cc", refs)
         self.assertIn("gone.md", refs)
+        self.assertEqual(references("`deploy/x.service.in` and a.md.in"), set())
         files = set(tracked_files())
         names = {os.path.basename(f) for f in files}
         self.assertFalse(exists("src/agent/none.cc", "docs/x.md", files, names))
