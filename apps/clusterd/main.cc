@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/data_dir.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "http_flags.h"
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
   std::string listen_info_file;
   double shutdown_grace_s = 5;
   clusterd::server::ClusterBrain::Options brain_options;
-  brain_options.faults.data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  brain_options.faults.data_dir = clusterd::DefaultDataDir();
 
   app.add_option("--store", store_spec,
                  "Object store: 'memory' (nothing kept), 'dir:PATH' (embedded; objects are JSON "

@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/data_dir.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/policy_issue.h"
 #include "sim/clusterd_process.h"
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   std::string scenario_file, check_file;
   std::string clusterd_binary = clusterd::sim::FindSiblingBinary("clusterd");
   std::string state_dir;
-  std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  std::string data_dir = clusterd::DefaultDataDir();
   int repeat = 1;
   std::vector<std::string> clusterd_args;
   app.add_flag("--demo", demo, "Run the built-in demo scenario");

@@ -15,6 +15,7 @@
 #include "agent/agent_runner.h"
 #include "agent/fault_sources.h"
 #include "common/clock.h"
+#include "common/data_dir.h"
 #include "common/log.h"
 #include "faults/chip_profile.h"
 #include "nlohmann/json.hpp"
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   int server_index = -1;
   int rack_id = -1;
   std::vector<std::string> sources;
-  std::string data_dir = CLUSTERD_DEFAULT_DATA_DIR;
+  std::string data_dir = clusterd::DefaultDataDir();
   std::string fault_code_file, switch_fault_code_file, fault_customization_file, node_config_file;
   bool switch_faults = true;
   bool grace_tolerance = false;
@@ -118,6 +119,10 @@ int main(int argc, char** argv) {
                  "ConfigMap, write the RankList of faulty ranks, hot-reset chips (simulated "
                  "driver) and isolate on failure; FreeRestartNPU stays healthy on an NPU in use")
       ->capture_default_str();
+  bool take_over = false;
+  app.add_flag("--take-over", take_over,
+               "Replace device-info / node-info ConfigMaps another writer owns (the Ascend Device "
+               "Plugin, NodeD). Without it npu-agent leaves them untouched and logs a refusal");
   double reset_duration_s = 10;
   std::vector<int> reset_fail_npus;
   app.add_option("--reset-duration", reset_duration_s,
@@ -180,6 +185,7 @@ int main(int argc, char** argv) {
   options.grace_tolerance = grace_tolerance;
   options.reset_duration_ms = static_cast<int64_t>(reset_duration_s * 1000);
   options.reset_fail_npus.insert(reset_fail_npus.begin(), reset_fail_npus.end());
+  options.take_over = take_over;
   options.files = clusterd::agent::PolicyFiles::InDirectory(data_dir);
   if (!fault_code_file.empty()) options.files.fault_code = fault_code_file;
   if (!switch_fault_code_file.empty()) options.files.switch_fault_code = switch_fault_code_file;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/agent_metrics.h"
 #include "common/log.h"
@@ -20,6 +21,10 @@ std::map<std::string, std::string> CimLabels() {
   return {{std::string(model::kConsumerCimLabel), "true"}};
 }
 
+// A refused ConfigMap is looked at again this often, so the agent takes the name over without a
+// restart once its owner deletes it.
+constexpr int64_t kRefusedRecheckMs = 30000;
+
 void Earliest(std::optional<int64_t>& best, std::optional<int64_t> t) {
   if (t.has_value() && (!best.has_value() || *t < *best)) best = t;
 }
@@ -37,6 +42,37 @@ void AgentCore::ReportNotes(const std::vector<PolicyNote>& notes) {
             {{"file", note.file}, {"kind", note.kind}, {"detail", note.message}});
     AgentMetrics::PolicyIssues(note.file, note.kind).Increment();
   }
+}
+
+void AgentCore::NoteRefusal(std::string_view configmap, const std::string& name,
+                            const std::string& writer) {
+  AgentMetrics::Refusals(configmap).Increment();
+  AgentMetrics::Writes(configmap, "refused").Increment();
+  if (!refused_.insert(name).second) return;
+  LogError(kComponent,
+           "REFUSING to write a ConfigMap another writer owns (the Ascend Device Plugin or NodeD "
+           "on a real cluster); it stays untouched. Run npu-agent only on simulated nodes, or "
+           "pass --take-over to replace it",
+           {{"configmap", name},
+            {"writer", writer.empty() ? std::string("unmarked") : writer},
+            {"mark", std::string(kWriterAnnotation) + "=" + std::string(kAgentWriter)}});
+}
+
+void AgentCore::NoteWritten(const std::string& name, const GuardedWrite& write) {
+  refused_.erase(name);
+  if (write.existed && write.writer != kAgentWriter) {
+    LogWarn(kComponent, "took over a ConfigMap another writer owned (--take-over)",
+            {{"configmap", name},
+             {"writer", write.writer.empty() ? std::string("unmarked") : write.writer}});
+  }
+}
+
+std::optional<ConfigMapData> AgentCore::ReadOwnData(std::string_view ns, const std::string& name) {
+  absl::StatusOr<store::Object> stored =
+      store_.Get({std::string(store::kConfigMaps), std::string(ns), name});
+  if (!stored.ok()) return std::nullopt;
+  if (WriterOf(*stored) != kAgentWriter && !options_.take_over) return std::nullopt;
+  return DataOf(*stored);
 }
 
 absl::Status AgentCore::Start() {
@@ -78,10 +114,11 @@ absl::Status AgentCore::Start() {
   grace_ = std::make_unique<GraceController>(options_.node, std::move(grace), store_);
 
   // §5.5: ManuallySeparateNPU and UpgradeFaultReason survive a restart through the ConfigMap.
-  auto own = ReadConfigMapData(store_, model::kDeviceInfoNamespace,
-                               model::DeviceInfoConfigMapName(options_.node));
-  if (own.ok() && own->has_value()) {
-    const ConfigMapData& data = **own;
+  // Only from the agent's own ConfigMap: another writer's names are not the agent's to keep.
+  const std::optional<ConfigMapData> own =
+      ReadOwnData(model::kDeviceInfoNamespace, model::DeviceInfoConfigMapName(options_.node));
+  if (own.has_value()) {
+    const ConfigMapData& data = *own;
     std::vector<std::string> names;
     model::UpgradeFaultReasons reasons;
     if (auto it = data.find(std::string(model::kManuallySeparateNpuKey)); it != data.end()) {
@@ -260,15 +297,16 @@ void AgentCore::RunCycle(int64_t now_ms) {
   // operator deleted release their NPUs in this same cycle.
   std::vector<faults::ReleasedReason> released;
   bool edited = device_cm_edited_;
-  auto stored = ReadConfigMapData(store_, model::kDeviceInfoNamespace,
-                                  model::DeviceInfoConfigMapName(options_.node));
-  if (stored.ok() && stored->has_value()) {
-    const ConfigMapData& data = **stored;
+  absl::StatusOr<store::Object> stored =
+      store_.Get({std::string(store::kConfigMaps), std::string(model::kDeviceInfoNamespace),
+                  model::DeviceInfoConfigMapName(options_.node)});
+  if (stored.ok() && (WriterOf(*stored) == kAgentWriter || options_.take_over)) {
+    const ConfigMapData data = DataOf(*stored);
     auto it = data.find(std::string(model::kManuallySeparateNpuKey));
     released =
         engine_->ApplyPublishedManualList(model::SplitNpuNames(it == data.end() ? "" : it->second));
     if (last_device_write_ms_.has_value() && data != last_device_data_) edited = true;
-  } else if (stored.ok() && last_device_write_ms_.has_value()) {
+  } else if (absl::IsNotFound(stored.status()) && last_device_write_ms_.has_value()) {
     edited = true;  // deleted behind our back
   }
 
@@ -303,12 +341,20 @@ void AgentCore::WriteDeviceInfo(const faults::DeviceInfoContent& content,
   unreported_releases_.insert(unreported_releases_.end(), released.begin(), released.end());
   ConfigMapSpec spec{std::string(model::kDeviceInfoNamespace),
                      model::DeviceInfoConfigMapName(options_.node), CimLabels(), content.data};
-  if (absl::Status s = WriteConfigMap(store_, spec); !s.ok()) {
+  absl::StatusOr<GuardedWrite> write = WriteOwnedConfigMap(store_, spec, options_.take_over);
+  if (!write.ok()) {
     AgentMetrics::Writes("deviceinfo", "error").Increment();
-    LogWarn(kComponent, "device-info write failed; retrying in 1 s", {{"error", s}});
+    LogWarn(kComponent, "device-info write failed; retrying in 1 s", {{"error", write.status()}});
     device_retry_ms_ = now_ms + faults::kWriteSpacingMs;
     return;
   }
+  const std::string qualified = absl::StrCat(spec.ns, "/", spec.name);
+  if (!write->done) {
+    NoteRefusal("deviceinfo", qualified, write->writer);
+    device_retry_ms_ = now_ms + kRefusedRecheckMs;
+    return;
+  }
+  NoteWritten(qualified, *write);
   AgentMetrics::Writes("deviceinfo", "ok").Increment();
   ++device_writes_;
   device_retry_ms_.reset();
@@ -334,11 +380,18 @@ void AgentCore::WriteNodeInfo(int64_t now_ms) {
   const std::string name = model::NodeInfoConfigMapName(options_.node);
   if (info.fault_dev_list.empty() && info.node_status == model::kNodeStatusHealthy) {
     if (!node_cm_present_) return;
-    if (absl::Status s = DeleteConfigMap(store_, model::kNodeInfoNamespace, name); !s.ok()) {
+    absl::StatusOr<GuardedWrite> deleted =
+        DeleteOwnedConfigMap(store_, model::kNodeInfoNamespace, name, options_.take_over);
+    if (!deleted.ok()) {
       AgentMetrics::Writes("nodeinfo", "error").Increment();
-      LogWarn(kComponent, "node-info delete failed; retrying in 1 s", {{"error", s}});
+      LogWarn(kComponent, "node-info delete failed; retrying in 1 s",
+              {{"error", deleted.status()}});
       node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
       return;
+    }
+    // Refused: another writer's node-info is not the agent's to delete, now or later.
+    if (!deleted->done) {
+      NoteRefusal("nodeinfo", std::string(model::kNodeInfoNamespace) + "/" + name, deleted->writer);
     }
     node_cm_present_ = false;
     node_retry_ms_.reset();
@@ -358,12 +411,20 @@ void AgentCore::WriteNodeInfo(int64_t now_ms) {
       {{std::string(model::kNodeInfoKey), model::RenderNodeInfoValue(info)},
        {std::string(model::kNodeInfoUpdateTimeKey),
         model::FormatNodeInfoUpdateTime(absl::FromUnixMillis(now_ms), options_.zone)}}};
-  if (absl::Status s = WriteConfigMap(store_, spec); !s.ok()) {
+  absl::StatusOr<GuardedWrite> write = WriteOwnedConfigMap(store_, spec, options_.take_over);
+  if (!write.ok()) {
     AgentMetrics::Writes("nodeinfo", "error").Increment();
-    LogWarn(kComponent, "node-info write failed; retrying in 1 s", {{"error", s}});
+    LogWarn(kComponent, "node-info write failed; retrying in 1 s", {{"error", write.status()}});
     node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
     return;
   }
+  const std::string qualified = absl::StrCat(spec.ns, "/", spec.name);
+  if (!write->done) {
+    NoteRefusal("nodeinfo", qualified, write->writer);
+    node_retry_ms_ = now_ms + kRefusedRecheckMs;
+    return;
+  }
+  NoteWritten(qualified, *write);
   AgentMetrics::Writes("nodeinfo", "ok").Increment();
   ++node_writes_;
   node_cm_present_ = true;

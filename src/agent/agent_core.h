@@ -5,12 +5,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "agent/agent_event.h"
 #include "agent/config_map_io.h"
+#include "agent/config_map_owner.h"
 #include "agent/event_schedule.h"
 #include "agent/grace_controller.h"
 #include "agent/policy_loader.h"
@@ -35,6 +37,9 @@ struct AgentOptions {
   int64_t reset_duration_ms = 10000;  // simulated driver: hot reset time
   std::set<int> reset_fail_npus;      // simulated driver: resets of these NPUs fail
   PolicyFiles files;
+  // Replace device-info / node-info ConfigMaps another writer owns (normally refused: on a real
+  // cluster the Ascend Device Plugin and NodeD own them).
+  bool take_over = false;
   absl::TimeZone zone = absl::LocalTimeZone();  // of node-info updateTime
 };
 
@@ -81,6 +86,11 @@ class AgentCore {
                        const std::vector<faults::ReleasedReason>& released, int64_t now_ms);
   void WriteNodeInfo(int64_t now_ms);
   void ReportNotes(const std::vector<PolicyNote>& notes);
+  // Logs (once per ConfigMap until a write succeeds) and counts a refused write or delete.
+  void NoteRefusal(std::string_view configmap, const std::string& name, const std::string& writer);
+  void NoteWritten(const std::string& name, const GuardedWrite& write);
+  // The stored ConfigMap's data when it is the agent's to read back (its mark, or --take-over).
+  std::optional<ConfigMapData> ReadOwnData(std::string_view ns, const std::string& name);
 
   AgentOptions options_;
   store::ObjectStore& store_;
@@ -118,6 +128,9 @@ class AgentCore {
   std::optional<model::NodeInfo> last_node_info_;
   std::optional<int64_t> node_retry_ms_;
   int node_writes_ = 0;
+
+  // ConfigMaps whose refusal has been logged; cleared by a successful write.
+  std::set<std::string> refused_;
 };
 
 }  // namespace clusterd::agent

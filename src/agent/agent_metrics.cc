@@ -28,6 +28,14 @@ Counter& AgentMetrics::Writes(std::string_view configmap, std::string_view resul
       {{"configmap", std::string(configmap)}, {"result", std::string(result)}});
 }
 
+Counter& AgentMetrics::Refusals(std::string_view configmap) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_npu_agent_configmap_refusals_total",
+      "Writes and deletes refused because the ConfigMap belongs to another writer (the device "
+      "plugin or NodeD), by ConfigMap.",
+      {{"configmap", std::string(configmap)}});
+}
+
 Counter& AgentMetrics::Cycles() {
   return MetricsRegistry::Default().GetCounter("clusterd_npu_agent_cycles_total",
                                                "Fault processing cycles run.");

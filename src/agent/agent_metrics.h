@@ -12,6 +12,8 @@ struct AgentMetrics {
   static Counter& ScriptErrors();
   static Counter& PolicyIssues(std::string_view file, std::string_view kind);
   static Counter& Writes(std::string_view configmap, std::string_view result);  // ok|error
+  // Writes and deletes refused because another writer owns the ConfigMap.
+  static Counter& Refusals(std::string_view configmap);
   static Counter& Cycles();
   static Counter& Releases(std::string_view type);
 };

@@ -14,7 +14,7 @@ std::string Describe(std::string_view ns, std::string_view name) {
 
 }  // namespace
 
-absl::Status WriteConfigMap(store::ObjectStore& store, const ConfigMapSpec& spec) {
+store::Object ConfigMapObject(const ConfigMapSpec& spec) {
   store::Object object;
   object["apiVersion"] = "v1";
   object["kind"] = "ConfigMap";
@@ -25,6 +25,11 @@ absl::Status WriteConfigMap(store::ObjectStore& store, const ConfigMapSpec& spec
   }
   object["data"] = store::Object::object();
   for (const auto& [k, v] : spec.data) object["data"][k] = v;
+  return object;
+}
+
+absl::Status WriteConfigMap(store::ObjectStore& store, const ConfigMapSpec& spec) {
+  const store::Object object = ConfigMapObject(spec);
   absl::StatusOr<store::Object> updated = store.Update(store::kConfigMaps, object);
   if (updated.ok()) return absl::OkStatus();
   if (!absl::IsNotFound(updated.status())) {

@@ -20,6 +20,9 @@ struct ConfigMapSpec {
   ConfigMapData data;
 };
 
+// The ConfigMap object `spec` describes (apiVersion, kind, metadata, data).
+store::Object ConfigMapObject(const ConfigMapSpec& spec);
+
 // Update (unconditional, replacing data and labels) then Create on NotFound (§1.2 "update then
 // create"). Errors name the ConfigMap.
 absl::Status WriteConfigMap(store::ObjectStore& store, const ConfigMapSpec& spec);

@@ -309,6 +309,45 @@ TEST(NpuAgent, FaultConfigMapOverrideAppliesWithoutRestart) {
   EXPECT_EQ(agent.Stop(), 0);
 }
 
+// On a real cluster the Ascend Device Plugin owns the device-info ConfigMap: an npu-agent
+// started there must leave it as it is (a fault it names must not be rewritten as healthy).
+TEST(NpuAgent, LeavesTheDevicePluginsConfigMapUntouched) {
+  TempDir dir;
+  auto store = store::OpenStore("dir:" + dir.path() + "/state");
+  ASSERT_TRUE(store.ok());
+  store::Object cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "mindx-dl-deviceinfo-node-1"}, {"namespace", "kube-system"}}},
+      {"data",
+       {{"DeviceInfoCfg",
+         R"({"DeviceInfo":{"DeviceList":{"huawei.com/Ascend910-Unhealthy":"Ascend910-3"}}})"},
+        {"ManuallySeparateNPU", ""}}}};
+  ASSERT_TRUE((*store)->Create("configmaps", cm).ok());
+  const std::string path =
+      dir.path() + "/state/configmaps/kube-system/mindx-dl-deviceinfo-node-1.json";
+  const std::string before = ReadFile(path);
+  ASSERT_FALSE(before.empty());
+
+  AgentProcess agent(dir, {});
+  ASSERT_FALSE(agent.Info().is_null());
+  // The first cycle runs at once; give it, and a write spacing, time to act.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(ReadFile(path), before);
+  EXPECT_EQ(agent.Stop(), 0);
+  const std::string log = agent.Log();
+  EXPECT_TRUE(absl::StrContains(log, "REFUSING to write a ConfigMap another writer owns")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "kube-system/mindx-dl-deviceinfo-node-1")) << log;
+
+  // --take-over replaces it (and marks it).
+  AgentProcess taker(dir, {"--take-over"});
+  const ordered_json data = WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""), "CheckCode");
+  });
+  EXPECT_TRUE(absl::StrContains(ReadFile(path), "clusterd.io/written-by"));
+  EXPECT_EQ(taker.Stop(), 0);
+}
+
 TEST(NpuAgent, FlagsHelpAndVersion) {
   CommandResult help = RunCommand(std::string(NPU_AGENT_BIN) + " --help");
   EXPECT_EQ(help.exit_code, 0);

@@ -153,18 +153,85 @@ TEST(AgentCore, RestartKeepsManualSeparationFromTheConfigMap) {
   EXPECT_FALSE(f.core->engine().npus()[5].chip_healthy);
 }
 
-TEST(AgentCore, FirstWriteReplacesWhateverTheConfigMapHeld) {
-  AgentFixture f;
-  ASSERT_TRUE(WriteConfigMap(*f.store, {"kube-system",
-                                        "mindx-dl-deviceinfo-node-1",
-                                        {},
-                                        {{"DeviceInfoCfg", "garbage"}, {"Extra", "x"}}})
+// A device-info ConfigMap as the Ascend Device Plugin leaves it: no npu-agent mark.
+void WriteDevicePluginConfigMap(store::ObjectStore& store) {
+  ASSERT_TRUE(WriteConfigMap(store, {"kube-system",
+                                     "mindx-dl-deviceinfo-node-1",
+                                     {},
+                                     {{"DeviceInfoCfg", "from the device plugin"},
+                                      {"ManuallySeparateNPU", "Ascend910-3"}}})
                   .ok());
+}
+
+TEST(AgentCore, AConfigMapAnotherWriterOwnsIsNeverOverwritten) {
+  AgentFixture f;
+  WriteDevicePluginConfigMap(*f.store);
+  const store::Object before =
+      *f.store->Get({"configmaps", "kube-system", "mindx-dl-deviceinfo-node-1"});
+  const uint64_t refusals = AgentMetrics::Refusals("deviceinfo").Value();
+  f.StartWithScript(
+      R"({"at_ms": 0, "kind": "chip", "npu": 1, "code": "80E01801", "assertion": "occur"})");
+  f.RunFor(absl::Seconds(65));
+  EXPECT_EQ(*f.store->Get({"configmaps", "kube-system", "mindx-dl-deviceinfo-node-1"}), before);
+  EXPECT_EQ(f.core->device_info_writes(), 0);
+  // Refused at the first cycle and rechecked every 30 s, not on every wakeup.
+  EXPECT_GE(AgentMetrics::Refusals("deviceinfo").Value(), refusals + 2);
+  EXPECT_LE(AgentMetrics::Refusals("deviceinfo").Value(), refusals + 4);
+  // The other writer's manual separation is not taken as the agent's own.
+  EXPECT_TRUE(f.core->engine().npus()[3].chip_healthy);
+
+  // Once the owner deletes it, the name is the agent's.
+  ASSERT_TRUE(DeleteConfigMap(*f.store, "kube-system", "mindx-dl-deviceinfo-node-1").ok());
+  f.RunFor(absl::Seconds(31));
+  EXPECT_EQ(f.core->device_info_writes(), 1);
+  auto object = *f.store->Get({"configmaps", "kube-system", "mindx-dl-deviceinfo-node-1"});
+  EXPECT_EQ(object["metadata"]["annotations"]["clusterd.io/written-by"], "npu-agent");
+}
+
+TEST(AgentCore, TakeOverReplacesAnotherWritersConfigMap) {
+  AgentOptions options = TestOptions();
+  options.take_over = true;
+  AgentFixture f(options);
+  WriteDevicePluginConfigMap(*f.store);
+  f.StartWithScript("");
+  f.core->Step();
+  const ConfigMapData data = f.DeviceInfo();
+  EXPECT_TRUE(model::ParseDeviceInfoCfg(data.at("DeviceInfoCfg")).ok());
+  auto object = *f.store->Get({"configmaps", "kube-system", "mindx-dl-deviceinfo-node-1"});
+  EXPECT_EQ(object["metadata"]["annotations"]["clusterd.io/written-by"], "npu-agent");
+}
+
+TEST(AgentCore, FirstWriteReplacesWhatItsOwnConfigMapHeld) {
+  AgentFixture f;
+  store::Object cm = ConfigMapObject({"kube-system",
+                                      "mindx-dl-deviceinfo-node-1",
+                                      {},
+                                      {{"DeviceInfoCfg", "garbage"}, {"Extra", "x"}}});
+  cm["metadata"]["annotations"]["clusterd.io/written-by"] = "npu-agent";
+  ASSERT_TRUE(f.store->Create("configmaps", cm).ok());
   f.StartWithScript("");
   f.core->Step();
   const ConfigMapData data = f.DeviceInfo();
   EXPECT_FALSE(data.contains("Extra"));
   EXPECT_TRUE(model::ParseDeviceInfoCfg(data.at("DeviceInfoCfg")).ok());
+}
+
+TEST(AgentCore, NodeDsNodeInfoIsNeitherDeletedNorOverwritten) {
+  AgentFixture f;
+  ASSERT_TRUE(WriteConfigMap(*f.store, {"mindx-dl",
+                                        "mindx-dl-nodeinfo-node-1",
+                                        {},
+                                        {{"NodeInfo", "from NodeD"}, {"updateTime", "t"}}})
+                  .ok());
+  const uint64_t refusals = AgentMetrics::Refusals("nodeinfo").Value();
+  // Healthy at first (the agent would delete its own node-info), then a node fault.
+  f.StartWithScript(
+      R"({"at_ms": 2000, "kind": "node", "device_type": "CPU", "device_id": 0, "code": "0000001D", "assertion": "occur"})");
+  f.RunFor(absl::Seconds(5));
+  ASSERT_TRUE(f.NodeInfo().has_value());
+  EXPECT_EQ(f.NodeInfo()->at("NodeInfo"), "from NodeD");
+  EXPECT_EQ(f.core->node_info_writes(), 0);
+  EXPECT_GE(AgentMetrics::Refusals("nodeinfo").Value(), refusals + 2);
 }
 
 TEST(AgentCore, FaultConfigMapOverridesTheShippedPolicyWithoutRestart) {
