@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "auth/file_change.h"
+#include "common/file_change.h"
 #include "auth/principal.h"
 #include "common/clock.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "auth/file_change.h"
+#include "common/file_change.h"
 #include "auth/token_authenticator.h"
 #include "common/clock.h"
 

@@ -3,8 +3,6 @@
 #include <gnutls/x509.h>
 
 #include <atomic>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -17,14 +15,14 @@ namespace {
 std::atomic<HttpTls*> g_active{nullptr};
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the HTTP TLS ", what, " ", path));
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (out.str().empty()) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) {
+    return absl::NotFoundError(absl::StrCat("cannot read the HTTP TLS ", what, " ", path));
+  }
+  if (text->empty()) {
     return absl::InvalidArgumentError(absl::StrCat("the HTTP TLS ", what, " ", path, " is empty"));
   }
-  return out.str();
+  return text;
 }
 
 gnutls_datum_t Datum(const std::string& s) {
@@ -58,6 +56,7 @@ absl::StatusOr<HttpTls::Credentials*> HttpTls::Read(const HttpTransport::TlsFile
   }
   auto creds = std::make_unique<Credentials>();
   creds->fingerprint = absl::StrCat(cert->size(), ":", *cert, key->size(), ":", *key, ca);
+  creds->ca_pem = ca;
   creds->chain.resize(16);
   unsigned int n = static_cast<unsigned int>(creds->chain.size());
   gnutls_datum_t cert_datum = Datum(*cert);
@@ -99,9 +98,15 @@ absl::StatusOr<std::unique_ptr<HttpTls>> HttpTls::Load(const HttpTransport::TlsF
   absl::StatusOr<Credentials*> creds = Read(files);
   if (!creds.ok()) return creds.status();
   std::unique_ptr<HttpTls> tls(new HttpTls(files));
-  if (!files.client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile(files.client_ca, "client CA");
-    if (ca.ok()) tls->initial_ca_pem_ = *ca;
+  tls->initial_ca_pem_ = (*creds)->ca_pem;
+  {
+    absl::MutexLock lock(&tls->reload_mu_);
+    for (const std::string* path : {&files.cert, &files.key, &files.client_ca}) {
+      if (path->empty()) continue;
+      tls->watched_.push_back(
+          std::make_unique<FileChange>(*path, Clock::Real(), absl::ZeroDuration()));
+      (void)tls->watched_.back()->Changed();  // what was just read is the baseline
+    }
   }
   absl::MutexLock lock(&tls->mu_);
   tls->all_.emplace_back(*creds);
@@ -127,6 +132,11 @@ const HttpTls::Credentials* HttpTls::current() const {
 }
 
 bool HttpTls::ReloadIfChanged() {
+  absl::MutexLock reload_lock(&reload_mu_);
+  for (auto& file : watched_) {
+    if (file->Changed()) reload_pending_ = true;
+  }
+  if (!reload_pending_) return false;
   absl::StatusOr<Credentials*> fresh = Read(files_);
   if (!fresh.ok()) {
     // Half-written files during a rotation are normal: keep serving the previous ones.
@@ -137,8 +147,9 @@ bool HttpTls::ReloadIfChanged() {
               {{"error", fresh.status().message()}});
     }
     CountReload("error");
-    return false;
+    return false;  // still pending: the next poll tries again
   }
+  reload_pending_ = false;
   std::unique_ptr<Credentials> owned(*fresh);
   absl::MutexLock lock(&mu_);
   if (current_ != nullptr && current_->fingerprint == owned->fingerprint) {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/file_change.h"
 #include "server/http_transport.h"
 
 namespace clusterd::server {
@@ -31,7 +32,8 @@ class HttpTls {
   // Polls the files every reload_interval on a thread of its own, until Stop().
   void StartReloading();
   void Stop();
-  // Re-reads the files if their content changed; true when new credentials were taken.
+  // Re-reads the files if one of them changed since the last load (or the last read failed);
+  // true when new credentials were taken.
   bool ReloadIfChanged();
 
   // The handshake's certificate callback (libmicrohttpd's MHD_OPTION_HTTPS_CERT_CALLBACK). It
@@ -52,6 +54,7 @@ class HttpTls {
     gnutls_privkey_t key = nullptr;
     gnutls_x509_trust_list_t trust = nullptr;  // client CA; null without one
     std::string fingerprint;                   // the files' content, to notice a change
+    std::string ca_pem;                        // the client CA as read ("" without one)
   };
   explicit HttpTls(HttpTransport::TlsFiles files) : files_(std::move(files)) {}
   static absl::StatusOr<Credentials*> Read(const HttpTransport::TlsFiles& files);
@@ -64,6 +67,10 @@ class HttpTls {
   mutable absl::Mutex mu_;
   Credentials* current_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::vector<std::unique_ptr<Credentials>> all_ ABSL_GUARDED_BY(mu_);
+  // The cert, key and client CA files: read again only when one of them changed.
+  absl::Mutex reload_mu_;
+  std::vector<std::unique_ptr<FileChange>> watched_ ABSL_GUARDED_BY(reload_mu_);
+  bool reload_pending_ ABSL_GUARDED_BY(reload_mu_) = false;  // changed, not loaded yet
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reloader_;
 };

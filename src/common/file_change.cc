@@ -1,4 +1,4 @@
-#include "auth/file_change.h"
+#include "common/file_change.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace clusterd::auth {
+namespace clusterd {
 
 bool FileChange::Changed() {
   absl::MutexLock lock(&mu_);
@@ -38,4 +38,4 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return text.str();
 }
 
-}  // namespace clusterd::auth
+}  // namespace clusterd

@@ -9,11 +9,12 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 
-namespace clusterd::auth {
+namespace clusterd {
 
 // Tells when a file changed (inode, size or mtime), looking at most once per `period` of the
 // clock, so that a check on every call costs a clock read. Used to reload the token file and
-// the policy without a restart (a ConfigMap or Secret volume replaces files by rename).
+// the policy and the HTTP TLS files without a restart (a ConfigMap or Secret volume replaces
+// files by rename).
 class FileChange {
  public:
   FileChange(std::string path, const Clock& clock, absl::Duration period = absl::Seconds(1))
@@ -39,4 +40,4 @@ class FileChange {
 // The whole file, or an error naming it.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
-}  // namespace clusterd::auth
+}  // namespace clusterd
