@@ -31,11 +31,11 @@
 #include "recover.grpc.pb.h"
 #include "sim/clusterd_process.h"
 #include "test_env.h"
+#include "test_pki.h"
 
 namespace clusterd {
 namespace {
 
-using testing::RunCommand;
 using testing::TempDir;
 
 std::string ReadFile(const std::string& path) {
@@ -50,24 +50,13 @@ struct Pki {
   std::string ca_cert, server_cert, server_key, client_cert, client_key;
 };
 Pki MakePki(const std::string& dir, const std::string& name) {
-  std::string d = dir + "/" + name;
+  const std::string d = dir + "/" + name;
   std::filesystem::create_directories(d);
-  std::string script = absl::StrCat(
-      "set -e; cd ", d, "; openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=", name,
-      "-ca -keyout ca.key -out ca.crt 2>/dev/null"
-      "; openssl req -newkey rsa:2048 -nodes -subj /CN=clusterd -keyout server.key -out "
-      "server.csr 2>/dev/null"
-      "; printf 'subjectAltName=IP:127.0.0.1,DNS:localhost' > san.ext"
-      "; openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
-      "-extfile san.ext -out server.crt 2>/dev/null"
-      "; openssl req -newkey rsa:2048 -nodes -subj /CN=operator -keyout client.key -out "
-      "client.csr 2>/dev/null"
-      "; openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
-      "-out client.crt 2>/dev/null");
-  testing::CommandResult r = RunCommand(script);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  return {d + "/ca.crt", d + "/server.crt", d + "/server.key", d + "/client.crt",
-          d + "/client.key"};
+  testing::TestPki pki(d);
+  pki.Issue("server", "clusterd", true);
+  pki.Issue("client", "operator", false);
+  return {pki.Path("ca.pem"), pki.Path("server.pem"), pki.Path("server.key"),
+          pki.Path("client.pem"), pki.Path("client.key")};
 }
 
 std::unique_ptr<sim::ClusterdProcess> StartClusterd(const TempDir& dir,

@@ -324,11 +324,24 @@ class RecoveryE2eTest : public ::testing::Test {
   }
 
   // The info of the first reply matching `prefix`.
-  std::string ReplyInfo(const std::string& prefix) {
-    for (const auto& r : driver_->replies()) {
-      if (absl::StartsWith(r.description, prefix) && r.response.ok()) return r.response->info();
-    }
-    return "";
+  // The info of the first answer to a client report named `prefix`, waiting for it: clusterd
+  // may send the next signal, or end the stream, before the report's own answer is back at
+  // the client (they travel on different calls), so a signal seen does not mean the reply of
+  // the report that led to it has been recorded yet.
+  std::string ReplyInfo(const std::string& prefix, absl::Duration timeout = kStep) {
+    std::string info;
+    Eventually(
+        [&] {
+          for (const auto& r : driver_->replies()) {
+            if (absl::StartsWith(r.description, prefix) && r.response.ok()) {
+              info = r.response->info();
+              return true;
+            }
+          }
+          return false;
+        },
+        timeout);
+    return info;
   }
 
   // The same `dir` store clusterd uses, opened by the test (several processes may share it):
