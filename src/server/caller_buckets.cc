@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "auth/peer_address.h"
 
 namespace clusterd::server {
 
@@ -69,21 +70,11 @@ int64_t CallerBuckets::evicted_busy() {
 }
 
 std::string CallerOfPeer(absl::string_view peer) {
-  absl::string_view rest;
-  if (absl::StartsWith(peer, "ipv4:")) {
-    rest = peer.substr(5);
-    size_t colon = rest.rfind(':');
-    return std::string(colon == absl::string_view::npos ? rest : rest.substr(0, colon));
-  }
-  if (absl::StartsWith(peer, "ipv6:")) {
-    rest = peer.substr(5);
-    if (!rest.empty() && rest.front() == '[') {
-      size_t close = rest.find(']');
-      if (close != absl::string_view::npos) return std::string(rest.substr(1, close - 1));
-    }
-    return std::string(rest);
-  }
-  return std::string(peer);
+  // The same parse as authorisation's (percent-encoded brackets, IPv4-mapped addresses), so
+  // that one client is one bucket however gRPC spells its address.
+  absl::StatusOr<auth::PeerAddress> parsed = auth::ParsePeerAddress(peer);
+  if (!parsed.ok() || parsed->ip.empty()) return std::string(peer);
+  return parsed->ip;
 }
 
 }  // namespace clusterd::server
