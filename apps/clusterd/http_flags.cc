@@ -1,5 +1,7 @@
 #include "http_flags.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -39,6 +41,11 @@ void HttpFlags::Register(CLI::App& app) {
   app.add_option("--http-configmap-namespaces", configmap_namespaces,
                  "With --http-store-mirror: more namespaces (comma-separated) whose ConfigMaps "
                  "the mirror serves, besides kube-system, mindx-dl and cluster-system");
+  app.add_option("--http-open-paths", open_paths,
+                 "HTTP: paths (comma-separated) served without a credential; every other path "
+                 "needs the `read` permission of --auth-policy. /healthz and /readyz are always "
+                 "open; drop /metrics to make Prometheus present a token")
+      ->capture_default_str();
   app.add_option("--http-tls-cert", options.tls.cert,
                  "HTTP: serve HTTPS with this PEM certificate (chain); re-read when it changes. "
                  "Without it the endpoint is plaintext (logged at start)");
@@ -53,6 +60,15 @@ absl::Status HttpFlags::Apply(const std::string& listen) {
   options.limits.idle_timeout = absl::Seconds(idle_timeout_s);
   for (absl::string_view ns : absl::StrSplit(configmap_namespaces, ',', absl::SkipWhitespace())) {
     options.configmap_namespaces.insert(std::string(ns));
+  }
+  options.open_paths = {"/healthz", "/readyz"};
+  for (absl::string_view path : absl::StrSplit(open_paths, ',', absl::SkipWhitespace())) {
+    path = absl::StripAsciiWhitespace(path);
+    if (!absl::StartsWith(path, "/")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--http-open-paths: \"", path, "\" is not a path (it starts with /)"));
+    }
+    options.open_paths.insert(std::string(path));
   }
   if (options.tls.cert.empty() != options.tls.key.empty()) {
     return absl::InvalidArgumentError("--http-tls-cert and --http-tls-key go together");

@@ -14,6 +14,8 @@ namespace clusterd::app {
 struct HttpFlags {
   double idle_timeout_s = 15;
   std::string configmap_namespaces;  // comma-separated, added to the defaults
+  // Paths answered without a credential (the probes always are); the rest need `read`.
+  std::string open_paths = "/healthz,/readyz,/metrics";
   server::HttpServer::Options options;
 
   void Register(CLI::App& app);

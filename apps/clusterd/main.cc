@@ -20,6 +20,7 @@
 #include "server/cluster_brain.h"
 #include "server/dashboard.h"
 #include "server/grpc_server.h"
+#include "server/http_authorization.h"
 #include "server/http_server.h"
 #include "server/service_set.h"
 #include "store/dir/dir_store.h"
@@ -340,6 +341,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
   http_options.fault_feed = &fault_feed;
   http_options.version = CLUSTERD_VERSION;
+  http_options.authorize = clusterd::server::HttpReadAuthorizer(&(*auth)->authorizer());
   absl::StatusOr<std::unique_ptr<clusterd::server::HttpServer>> http =
       clusterd::server::HttpServer::Start(std::move(http_options));
   if (!http.ok()) return Fail(http.status());
