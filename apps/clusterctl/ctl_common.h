@@ -15,8 +15,10 @@ namespace httplib {
 class Client;
 }
 namespace grpc {
+class Channel;
 class ClientContext;
-}
+class Status;
+}  // namespace grpc
 
 namespace clusterctl {
 
@@ -34,10 +36,17 @@ struct Globals {
   // Bearer token sent on every call (gRPC `authorization` metadata, HTTP Authorization header):
   // --token, or the first line of --token-file, or token/token-file of --config.
   std::string token;
+  // TLS (docs/security.md): the CA that signed clusterd's certificate, and this client's
+  // certificate and key for mTLS. Any of them makes gRPC use TLS and HTTP default to https.
+  std::string cacert, cert, key;              // file paths
+  std::string cacert_pem, cert_pem, key_pem;  // their contents (read by LoadCredentials)
+  bool tls() const { return !cacert.empty() || !cert.empty(); }
 };
 
 // Fills g.token from --token, --token-file or the config file (`token: T` or `token-file: F`
-// lines; default ~/.clusterd/config, which may be absent). Errors name the file.
+// lines; default ~/.clusterd/config, which may be absent), and the TLS files from --cacert,
+// --cert, --key or the config's `certificate-authority:`, `client-certificate:`, `client-key:`
+// (kubeconfig's names), then reads them. Errors name the file.
 absl::Status LoadCredentials(Globals& g, const std::string& token_file,
                              const std::string& config_file, bool config_given);
 
@@ -45,6 +54,13 @@ std::string EnvOr(const char* name, const char* fallback);
 // Prints "error: <message>" and returns kExitUsage.
 int Usage(const std::string& message);
 std::unique_ptr<httplib::Client> HttpClient(const Globals& g);
+// The gRPC channel to g.grpc_addr: TLS when g.tls(), else plaintext.
+std::shared_ptr<grpc::Channel> GrpcChannel(const Globals& g);
+// Prints why a gRPC call failed and returns its exit code: unreachable (3) for UNAVAILABLE and
+// DEADLINE_EXCEEDED; for UNAUTHENTICATED / PERMISSION_DENIED "not authenticated / not
+// permitted by clusterd" with the server's reason and how to pass a credential (1); else the
+// server's message (1).
+int GrpcFailure(const Globals& g, const grpc::Status& status);
 // Sets the --timeout deadline on a gRPC call, and the bearer token when there is one.
 void SetDeadline(const Globals& g, grpc::ClientContext& ctx);
 // Prints `value` as JSON or YAML, or the table `headers` x `rows`.

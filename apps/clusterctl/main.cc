@@ -9,8 +9,8 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/channel.h"
 #include "ctl_common.h"
+#include "grpcpp/channel.h"
 #include "httplib.h"
 #include "ops.h"
 #include "output.h"
@@ -61,7 +61,7 @@ int Health(const Globals& g) {
   nlohmann::ordered_json report = nlohmann::ordered_json::object();
   bool healthy = true;
 
-  auto stub = Recover::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  auto stub = Recover::NewStub(GrpcChannel(g));
   grpc::ClientContext ctx;
   SetDeadline(g, ctx);
   ClientInfo req;
@@ -530,7 +530,7 @@ int DataTrace(const Globals& g, const std::string& action, const std::string& jo
   if (action != "on" && action != "off" && action != "get") {
     return Usage(absl::StrCat("datatrace wants on, off or get, not \"", action, "\""));
   }
-  auto stub = TrainingDataTrace::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  auto stub = TrainingDataTrace::NewStub(GrpcChannel(g));
   grpc::ClientContext ctx;
   SetDeadline(g, ctx);
   const std::string ns_name = absl::StrCat(ns, "/", job);
@@ -562,16 +562,7 @@ int DataTrace(const Globals& g, const std::string& action, const std::string& jo
     code = res.code();
     message = res.message();
   }
-  if (!st.ok()) {
-    if (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-        st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      std::fprintf(stderr, "error: cannot reach clusterd at %s: %s\n", g.grpc_addr.c_str(),
-                   st.error_message().c_str());
-      return kExitUnreachable;
-    }
-    std::fprintf(stderr, "error: %s\n", st.error_message().c_str());
-    return kExitError;
-  }
+  if (!st.ok()) return GrpcFailure(g, st);
   report = {{"job", ns_name},
             {"code", code},
             {"message", message},
@@ -614,13 +605,18 @@ int main(int argc, char** argv) {
   std::string config_file = EnvOr("HOME", ".") + "/.clusterd/config";
   app.add_option("--token", g.token, "Bearer token for clusterd (docs/security.md)");
   app.add_option("--token-file", token_file, "File whose first line is the bearer token");
+  app.add_option("--cacert", g.cacert,
+                 "PEM CA that signed clusterd's certificate: gRPC uses TLS, HTTP https");
+  app.add_option("--cert", g.cert, "PEM client certificate for mTLS (with --key)");
+  app.add_option("--key", g.key, "PEM private key of --cert");
   CLI::Option* config_option = app.add_option(
       "--config", config_file,
-      "Credentials file: lines 'token: T' or 'token-file: F' (default ~/.clusterd/config)");
+      "Credentials file: lines 'token: T', 'token-file: F', 'certificate-authority: F', "
+      "'client-certificate: F', 'client-key: F' (default ~/.clusterd/config)");
   app.parse_complete_callback([&] {
     if (absl::Status s = LoadCredentials(g, token_file, config_file, config_option->count() > 0);
         !s.ok()) {
-      throw CLI::ValidationError("--config/--token-file", std::string(s.message()));
+      throw CLI::ValidationError("credentials", std::string(s.message()));
     }
   });
 

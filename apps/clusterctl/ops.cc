@@ -12,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
 #include "output.h"
@@ -75,14 +74,7 @@ std::string ResolveJobId(const Globals& g, const std::string& job, const std::st
 }
 
 int AnswerOf(const Globals& g, const grpc::Status& st, const ::Status& answer, const char* what) {
-  if (!st.ok()) {
-    std::fprintf(stderr, "error: cannot reach clusterd at %s: %s\n", g.grpc_addr.c_str(),
-                 st.error_message().c_str());
-    return st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                   st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
-               ? kExitUnreachable
-               : kExitError;
-  }
+  if (!st.ok()) return GrpcFailure(g, st);
   if (answer.code() != 0) {
     std::fprintf(stderr, "error: %s refused (code %d): %s\n", what, answer.code(),
                  answer.info().c_str());
@@ -306,7 +298,7 @@ int InjectFault(const Globals& g, const InjectFaultArgs& args) {
   if (args.npus.empty()) return Usage("inject fault needs --npu (one or more NPU ids)");
   if (args.code.empty())
     return Usage("inject fault needs --code (a 9-character public fault code)");
-  auto stub = ::PubFault::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  auto stub = ::PubFault::NewStub(GrpcChannel(g));
   ::PublicFaultRequest request;
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   request.set_id(args.id.empty() ? absl::StrCat("clusterctl-", now_ms) : args.id);
@@ -328,11 +320,7 @@ int InjectFault(const Globals& g, const InjectFaultArgs& args) {
   SetDeadline(g, ctx);
   ::RespStatus response;
   grpc::Status st = stub->SendPublicFault(&ctx, request, &response);
-  if (!st.ok()) {
-    std::fprintf(stderr, "error: cannot reach clusterd at %s: %s\n", g.grpc_addr.c_str(),
-                 st.error_message().c_str());
-    return kExitUnreachable;
-  }
+  if (!st.ok()) return GrpcFailure(g, st);
   if (response.code() != 0) {
     std::fprintf(stderr, "error: the public fault was refused (code %d): %s\n", response.code(),
                  response.info().c_str());
@@ -375,7 +363,7 @@ int SwitchNic(const Globals& g, const std::string& job, const std::string& ns,
       list.add_op(kv[1] == "on");
     }
   }
-  auto stub = ::Recover::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  auto stub = ::Recover::NewStub(GrpcChannel(g));
   grpc::ClientContext ctx;
   SetDeadline(g, ctx);
   ::Status answer;
@@ -412,7 +400,7 @@ int StressTest(const Globals& g, const std::string& job, const std::string& ns,
     }
   }
   for (int64_t op : all_nodes_ops) request.add_allnodesops(op);
-  auto stub = ::Recover::NewStub(clusterd::client::MakeChannel(g.grpc_addr));
+  auto stub = ::Recover::NewStub(GrpcChannel(g));
   grpc::ClientContext ctx;
   SetDeadline(g, ctx);
   ::Status answer;
