@@ -37,7 +37,8 @@ class FileChange {
   int64_t mtime_ns_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// The whole file, or an error naming it.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+// The whole regular file, or an error naming it: NotFound, PermissionDenied, FailedPrecondition
+// (not a regular file: a directory, a FIFO), ResourceExhausted (over max_bytes), Unavailable.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = 64 << 20);
 
 }  // namespace clusterd
