@@ -282,6 +282,42 @@ int GetFaults(const Globals& g, const std::string& node, const std::string& job)
   return Print(g, body, {"NODE", "NPU", "CODE", "LEVEL", "SOURCE", "SINCE", "JOBS"}, rows);
 }
 
+// ---- the fault centre's configuration (clusterctl get configuration) ----
+
+// One row per part: what is in force and where it came from, so an operator sees an edit of
+// clusterd-config-cm or publicCustomization.json take effect.
+int GetConfiguration(const Globals& g) {
+  nlohmann::ordered_json body;
+  if (int rc = FetchJson(g, "/api/clusterd/v1/configuration", &body); rc != kExitOk) return rc;
+  const auto& m = body["manualSeparation"];
+  const auto& p = body["publicFaults"];
+  const auto& r = body["relationFaults"];
+  std::string resources;
+  for (const auto& name : p["resources"]) {
+    absl::StrAppend(&resources, resources.empty() ? "" : ",", name.get<std::string>());
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"manual-separation",
+       absl::StrCat(m.value("enabled", false) ? "enabled" : "disabled",
+                    " window=", m.value("faultWindowHours", int64_t{0}), "h threshold=",
+                    m.value("faultThreshold", int64_t{0}), " release=",
+                    m.value("faultFreeHours", int64_t{0}), "h"),
+       m.value("source", ""), m.value("appliedAt", "")},
+      {"public-faults",
+       absl::StrCat(p.value("codes", int64_t{0}), " codes, senders ",
+                    resources.empty() ? "<none>" : resources),
+       p.value("source", ""), ""},
+      {"relation-faults",
+       absl::StrCat(r.value("rules", int64_t{0}), " rules, ", r.value("durations", int64_t{0}),
+                    " durations"),
+       r.value("dataDir", ""), ""}};
+  const int rc = Print(g, body, {"PART", "IN FORCE", "SOURCE", "APPLIED"}, rows);
+  if (g.output == "table") {
+    for (const auto& note : body["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+  }
+  return rc;
+}
+
 // ---- the recovery controllers (clusterctl get recovery [JOB]) ----
 
 std::string FaultRanksText(const nlohmann::ordered_json& j) {
@@ -630,7 +666,7 @@ int main(int argc, char** argv) {
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
                   "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
                   "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode "
-                  "[JOB], netfault [SUPERPOD]")
+                  "[JOB], netfault [SUPERPOD], configuration")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
@@ -733,6 +769,7 @@ int main(int argc, char** argv) {
     if (kind == "ranktable" || kind == "ranktables" || kind == "rt")
       return GetRankTable(g, name, ns);
     if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
+    if (kind == "configuration" || kind == "config") return GetConfiguration(g);
     if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
     if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
     if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);

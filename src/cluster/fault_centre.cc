@@ -1,13 +1,15 @@
 #include "cluster/fault_centre.h"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cluster/cluster_info_render.h"
+#include "cluster/data_files.h"
 #include "common/canonical_json.h"
+#include "common/file_change.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/status_util.h"
@@ -29,6 +31,8 @@ constexpr char kManualSyncKey[] = "#manual-sync";
 constexpr char kManualConfigKey[] = "#manual-config";
 constexpr char kStatisticKey[] = "#statistic";
 constexpr char kConfigPollKey[] = "#config-poll";
+// clusterd-config-cm changed (its watch): the policy is read now, the 300 s poll stays a backstop.
+constexpr char kManualConfigChangedKey[] = "#manual-config-changed";
 
 absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -40,14 +44,6 @@ bool HasPrefix(const std::string& key, std::string_view prefix, std::string* res
   if (key.size() < prefix.size() || key.compare(0, prefix.size(), prefix) != 0) return false;
   *rest = key.substr(prefix.size());
   return true;
-}
-
-std::string ReadFileText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::map<std::string, std::string> StringData(const store::Object& cm) {
@@ -157,45 +153,153 @@ void FaultCentre::ScheduleAt(const std::string& key, int64_t due_ms) {
 
 void FaultCentre::LoadConfigFiles() {
   const std::string dir = options_.data_dir.empty() ? "." : options_.data_dir;
-  std::vector<std::string> problems;
-  RelationConfig relation =
-      ParseRelationConfig(ReadFileText(dir + "/relationFaultCustomization.json"),
-                          ReadFileText(dir + "/faultDuration.json"), &problems);
-  for (const auto& p : problems) LogWarn(kComponent, "relation fault configuration", {{"problem", p}});
-  std::string text;
-  if (!options_.public_fault_config_path.empty()) text = ReadFileText(options_.public_fault_config_path);
-  absl::StatusOr<PublicFaultConfig> config = absl::NotFoundError("no user configuration");
-  if (!text.empty()) config = ParsePublicFaultConfig(text);
-  if (!config.ok()) {
-    if (!text.empty()) {
-      LogWarn(kComponent, "public fault user configuration rejected; using the default",
-              {{"path", options_.public_fault_config_path}, {"error", config.status()}});
+  // A shipped file that cannot be read or parsed now (it was at start) keeps what it gave.
+  auto shipped = [&](std::string_view name) -> absl::StatusOr<std::string> {
+    if (options_.data_dir.empty()) return std::string();  // tests without data
+    absl::StatusOr<std::string> text = ReadDataFile(dir, name);
+    if (text.ok() && name != kPublicFaultDefaultsFile && !text->empty()) {
+      if (absl::StatusOr<nlohmann::ordered_json> json = ParseJson(*text, name); !json.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("data file ", dir, "/", Sv(name), ": ", json.status().message()));
+      }
     }
-    text = ReadFileText(dir + "/publicFaultConfiguration.json");
+    return text;
+  };
+  absl::StatusOr<std::string> rules = shipped(kRelationRulesFile);
+  absl::StatusOr<std::string> durations = shipped(kFaultDurationFile);
+  std::optional<RelationConfig> relation;
+  if (rules.ok() && durations.ok()) {
+    std::vector<std::string> problems;
+    relation = ParseRelationConfig(*rules, *durations, &problems);
+    for (const auto& p : problems) LogWarn(kComponent, "relation fault configuration", {{"problem", p}});
+  } else {
+    LogError(kComponent, "relation fault configuration not reloaded; the previous one is kept",
+             {{"error", rules.ok() ? durations.status() : rules.status()}});
+  }
+  // The user's public-fault configuration is optional: without it (or when it is wrong) the
+  // shipped defaults apply, and /readyz says why (one warning per change of the problem).
+  std::string text;
+  std::string user_note;
+  if (const std::string& user = options_.public_fault_config_path; !user.empty()) {
+    absl::StatusOr<std::string> read = ReadWholeFile(user, 8 << 20);
+    if (read.ok()) {
+      text = *std::move(read);
+    } else {
+      user_note = absl::StrCat("optional file ", user, " not used (shipped public-fault defaults ",
+                               "apply): ", read.status().message());
+    }
+  }
+  absl::StatusOr<PublicFaultConfig> config = absl::NotFoundError("no user configuration");
+  bool from_user = false;
+  if (!text.empty()) {
     config = ParsePublicFaultConfig(text);
+    from_user = config.ok();
+    if (!config.ok()) {
+      user_note = absl::StrCat("optional file ", options_.public_fault_config_path,
+                               " rejected (shipped public-fault defaults apply): ",
+                               config.status().message());
+    }
+  }
+  if (!config.ok()) {
+    absl::StatusOr<std::string> defaults = shipped(kPublicFaultDefaultsFile);
+    text = defaults.ok() ? *std::move(defaults) : std::string();
+    config = defaults.ok() ? ParsePublicFaultConfig(text) : defaults.status();
   }
   absl::MutexLock lock(&mu_);
-  relation_config_ = std::move(relation);
+  if (relation.has_value() && *relation != relation_config_) {
+    relation_config_ = *std::move(relation);
+    LogInfo(kComponent, "relation fault configuration applied",
+            {{"rules", relation_config_.rules.size()},
+             {"durations", relation_config_.timeout_s.size()},
+             {"dir", dir}});
+  }
+  if (user_note != configuration_note_) {
+    if (!user_note.empty()) LogWarn(kComponent, "public fault user configuration", {{"problem", user_note}});
+    configuration_note_ = user_note;
+  }
   if (config.ok()) {
-    if (text != public_config_text_) {
+    std::string source = from_user ? options_.public_fault_config_path
+                                   : absl::StrCat(dir, "/", Sv(kPublicFaultDefaultsFile));
+    if (text != public_config_text_ || source != public_config_source_) {
       public_config_ = *config;
       public_config_text_ = text;
       public_faults_.SetResources(public_config_.resources, NowMs());
+      public_config_source_ = std::move(source);
+      LogInfo(kComponent, "public fault configuration applied",
+              {{"resources", public_config_.resources.size()},
+               {"codes", public_config_.level_of_code.size()},
+               {"source", public_config_source_}});
     }
-  } else {
+  } else if (public_config_text_.empty()) {
     LogError(kComponent, "no public fault configuration; public faults are refused",
+             {{"error", config.status()}});
+  } else {
+    LogError(kComponent, "public fault configuration not reloaded; the previous one is kept",
              {{"error", config.status()}});
   }
 }
 
-void FaultCentre::PollPublicFaultConfig() {
-  if (!options_.public_fault_config_path.empty()) LoadConfigFiles();
+FaultConfigurationView FaultCentre::Configuration() const {
+  absl::MutexLock lock(&mu_);
+  FaultConfigurationView v;
+  v.manual_separation = manual_.policy();
+  v.manual_separation_source =
+      manual_policy_applied_ms_ > 0
+          ? absl::StrCat(Sv(kManualNamespace), "/", Sv(kManualConfigName))
+          : absl::StrCat("default (no valid ", Sv(kManualNamespace), "/", Sv(kManualConfigName),
+                         " read)");
+  v.manual_separation_applied_ms = manual_policy_applied_ms_;
+  v.public_fault_source = public_config_source_;
+  v.public_fault_resources = public_config_.resources;
+  v.public_fault_codes = public_config_.level_of_code.size();
+  v.relation_rules = relation_config_.rules.size();
+  v.fault_durations = relation_config_.timeout_s.size();
+  v.data_dir = options_.data_dir;
+  if (!configuration_note_.empty()) v.notes.push_back(configuration_note_);
+  return v;
+}
+
+std::vector<std::string> FaultCentre::ConfigurationNotes() const {
+  absl::MutexLock lock(&mu_);
+  if (configuration_note_.empty()) return {};
+  return {configuration_note_};
+}
+
+void FaultCentre::PollConfigFiles() {
+  bool changed = false;
+  for (const auto& file : config_file_changes_) changed |= file->Changed();  // look at each
+  // A user file that is removed brings the shipped defaults back (FileChange ignores a gone file).
+  if (!options_.public_fault_config_path.empty()) {
+    const bool present = ::access(options_.public_fault_config_path.c_str(), F_OK) == 0;
+    changed |= present != user_config_present_;
+    user_config_present_ = present;
+  }
+  if (changed) LoadConfigFiles();
   queue_.AddAfter(kConfigPollKey, options_.config_poll_period);
 }
 
 // ---- start / stop ----
 
 absl::Status FaultCentre::Start() {
+  if (!options_.data_dir.empty()) {
+    CLUSTERD_RETURN_IF_ERROR(CheckRequiredDataFiles(options_.data_dir));
+  }
+  // The files are looked at every config_poll_period and re-read when one changed (a ConfigMap
+  // volume or an operator replaces them by rename; an edit in place changes size or mtime).
+  std::vector<std::string> watched;
+  if (!options_.data_dir.empty()) {
+    for (std::string_view name : kRequiredDataFiles) {
+      watched.push_back(absl::StrCat(options_.data_dir, "/", Sv(name)));
+    }
+  }
+  if (!options_.public_fault_config_path.empty()) watched.push_back(options_.public_fault_config_path);
+  for (std::string& path : watched) {
+    config_file_changes_.push_back(
+        std::make_unique<FileChange>(std::move(path), clock_, absl::ZeroDuration()));
+    config_file_changes_.back()->Changed();  // the first look: read below
+  }
+  user_config_present_ = !options_.public_fault_config_path.empty() &&
+                         ::access(options_.public_fault_config_path.c_str(), F_OK) == 0;
   LoadConfigFiles();
   const int64_t now = NowMs();
   // Durable state first (§1.8, §7.4: before the pipeline starts).
@@ -312,6 +416,10 @@ absl::Status FaultCentre::Start() {
     CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, std::string(model::kNodeInfoNamespace), cim,
                                    node_infos.resource_version));
     CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, "", pf, public_cms.resource_version));
+    // clusterd-config-cm: an operator's policy change takes effect when it is written.
+    CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, std::string(kManualNamespace), "",
+                                   public_cms.resource_version));
+    queue_.Add(kManualConfigChangedKey);  // a change between the first read and the watch
   }
 
   queue_.AddAfter(kIndexKey, options_.job_index_period);
@@ -358,6 +466,10 @@ void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e)
     key = Key(kK8sKey, name);
   } else if (resource == store::kConfigMaps) {
     const std::string ns = store::NamespaceOf(e.object);
+    if (ns == kManualNamespace) {
+      if (name == kManualConfigName) queue_.Add(kManualConfigChangedKey);
+      return;  // the rest of cluster-system is clusterd's own output
+    }
     std::string node;
     auto labels = e.object.find("metadata");
     std::string cim, pf;
@@ -398,6 +510,7 @@ void FaultCentre::Handle(const std::string& key) {
   std::vector<std::string> gone;
   std::vector<PodLabelPatch> patches;
   bool manual_sync = false, manual_config = false, statistic = false, poll = false, index = false;
+  bool manual_config_changed = false;
   {
     absl::MutexLock lock(&mu_);
     std::vector<std::string> jobs;
@@ -426,6 +539,8 @@ void FaultCentre::Handle(const std::string& key) {
       manual_sync = true;
     } else if (key == kManualConfigKey) {
       manual_config = true;
+    } else if (key == kManualConfigChangedKey) {
+      manual_config_changed = true;
     } else if (key == kStatisticKey) {
       statistic = true;
     } else if (key == kConfigPollKey) {
@@ -446,12 +561,13 @@ void FaultCentre::Handle(const std::string& key) {
   }
   if (!patches.empty()) PatchPodLabels(patches);
   if (manual_sync) RunManualSync();
+  if (manual_config_changed && !manual_config) RunManualConfig();
   if (manual_config) {
     RunManualConfig();
     queue_.AddAfter(kManualConfigKey, options_.manual_config_period);
   }
   if (statistic) WriteStatistic();
-  if (poll) PollPublicFaultConfig();
+  if (poll) PollConfigFiles();
   process_seconds_.Observe(absl::ToDoubleSeconds(absl::Now() - begin));
 }
 
@@ -899,10 +1015,12 @@ void FaultCentre::RunManualConfig() {
     return;
   }
   absl::MutexLock lock(&mu_);
+  if (manual_policy_applied_ms_ == 0) manual_policy_applied_ms_ = NowMs();
   if (manual_.policy() == *policy) return;
+  manual_policy_applied_ms_ = NowMs();
   const bool was = manual_.enabled();
   manual_.SetPolicy(*policy);
-  LogInfo(kComponent, "manual separation policy",
+  LogInfo(kComponent, "manual separation policy applied from cluster-system/clusterd-config-cm",
           {{"enabled", policy->enabled}, {"threshold", policy->fault_threshold},
            {"window_hours", policy->fault_window_hours}, {"free_hours", policy->fault_free_hours}});
   if (was != policy->enabled) {

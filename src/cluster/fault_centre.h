@@ -49,6 +49,10 @@
 #include "common/work_queue.h"
 #include "store/object_store.h"
 
+namespace clusterd {
+class FileChange;
+}  // namespace clusterd
+
 namespace clusterd::cluster {
 
 
@@ -63,12 +67,29 @@ struct FaultViewRow {
   std::vector<std::string> jobs;  // jobs using the NPU (or the node)
 };
 
+// The configuration the centre runs with, and where each part came from (GET
+// /api/clusterd/v1/configuration, `clusterctl get configuration`).
+struct FaultConfigurationView {
+  ManualSeparationPolicy manual_separation;
+  std::string manual_separation_source;  // "cluster-system/clusterd-config-cm", or the default
+  int64_t manual_separation_applied_ms = 0;  // 0: never read from the ConfigMap
+  std::string public_fault_source;       // the file in use
+  std::set<std::string> public_fault_resources;
+  size_t public_fault_codes = 0;
+  size_t relation_rules = 0;
+  size_t fault_durations = 0;
+  std::string data_dir;
+  std::vector<std::string> notes;        // as ConfigurationNotes
+};
+
 class FaultCentre {
  public:
   struct Options {
-    // relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json.
     std::string data_dir;
-    // A user public-fault configuration (publicCustomization.json); polled, "" = none.
+    // Where relationFaultCustomization.json, faultDuration.json and publicFaultConfiguration.json
+    // are (data_files.h); Start fails when one is missing or malformed. "" = none (tests).
+    // A user public-fault configuration (publicCustomization.json): optional; "" = none.
+    // Every config_poll_period the centre looks at these files and re-reads them if one changed.
     std::string public_fault_config_path;
     size_t shard_limit_bytes = ClusterInfoShards::kDefaultLimitBytes;
     double max_writes_per_second = 5;
@@ -78,7 +99,7 @@ class FaultCentre {
     absl::Duration manual_sync_period = absl::Seconds(15);
     absl::Duration manual_config_period = absl::Seconds(300);
     absl::Duration statistic_min_interval = absl::Seconds(1);
-    absl::Duration config_poll_period = absl::Seconds(30);
+    absl::Duration config_poll_period = absl::Seconds(2);
     IntakeLimits intake;
     // A centre holds at most this many device records; new nodes beyond it are rejected.
     size_t max_device_records = 16000;
@@ -136,6 +157,9 @@ class FaultCentre {
   // Register's check: a job with that id, or a MindIE job with that instance id and app type.
   bool JobKnown(const std::string& job_id, const std::string& role) const;
   bool JobExists(const std::string& job_id) const;
+  // Problems with optional configuration files, one line each (/readyz shows them).
+  std::vector<std::string> ConfigurationNotes() const;
+  FaultConfigurationView Configuration() const;
   // Rendered content of a cluster-info ConfigMap as the centre holds it (tests, benchmarks).
   std::string ShardContent(const std::string& cm_name) const;
   std::string ShardOfNode(const std::string& node) const;  // device kind
@@ -208,7 +232,7 @@ class FaultCentre {
   void RunManualConfig();
   void WriteStatistic();
   void LoadConfigFiles();
-  void PollPublicFaultConfig();
+  void PollConfigFiles();
   void PatchPodLabels(const std::vector<PodLabelPatch>& patches);
   absl::Status WriteConfigMap(std::string_view ns, const std::string& name,
                               const std::map<std::string, std::string>& data,
@@ -240,6 +264,12 @@ class FaultCentre {
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
   PublicFaultConfig public_config_ ABSL_GUARDED_BY(mu_);
   std::string public_config_text_ ABSL_GUARDED_BY(mu_);
+  std::string public_config_source_ ABSL_GUARDED_BY(mu_);
+  int64_t manual_policy_applied_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  // Why the optional user configuration is not in use ("" = it is, or there is none).
+  std::string configuration_note_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<FileChange>> config_file_changes_;  // set in Start, then worker only
+  bool user_config_present_ = false;                              // worker only
   PublicFaultCache public_faults_ ABSL_GUARDED_BY(mu_);
   ManualSeparationEngine manual_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_

@@ -322,12 +322,12 @@ void HttpServer::RegisterRoutes() {
 
   s.Get("/readyz", [this](const HttpRequest&, HttpResponse& res) {
     absl::Status ready = options_.readiness ? options_.readiness() : absl::OkStatus();
-    if (ready.ok()) {
-      res.set_content("ok\n", "text/plain");
-    } else {
-      res.status = 503;
-      res.set_content(absl::StrCat("not ready: ", ready.message(), "\n"), "text/plain");
+    std::string body = ready.ok() ? "ok\n" : absl::StrCat("not ready: ", ready.message(), "\n");
+    if (!ready.ok()) res.status = 503;
+    if (options_.readiness_notes) {
+      for (const std::string& note : options_.readiness_notes()) absl::StrAppend(&body, "note: ", note, "\n");
     }
+    res.set_content(body, "text/plain");
     CountRequest("/readyz", res.status);
   });
 
@@ -412,6 +412,36 @@ void HttpServer::RegisterRoutes() {
       res.set_content(body.dump(), kJson);
     }
     CountRequest("/api/clusterd/v1/faults", res.status);
+  });
+
+  // The configuration the fault centre runs with (clusterctl get configuration).
+  s.Get(R"(/api/clusterd/v1/configuration)", [this](const HttpRequest&, HttpResponse& res) {
+    if (options_.faults == nullptr) {
+      ReplyError(res, absl::UnavailableError("no fault centre is attached"));
+    } else {
+      const cluster::FaultConfigurationView v = options_.faults->Configuration();
+      const cluster::ManualSeparationPolicy& m = v.manual_separation;
+      nlohmann::ordered_json body = {
+          {"kind", "Configuration"},
+          {"manualSeparation",
+           {{"enabled", m.enabled},
+            {"faultWindowHours", m.fault_window_hours},
+            {"faultThreshold", m.fault_threshold},
+            {"faultFreeHours", m.fault_free_hours},
+            {"source", v.manual_separation_source},
+            {"appliedAt", v.manual_separation_applied_ms > 0
+                              ? Rfc3339(absl::FromUnixMillis(v.manual_separation_applied_ms))
+                              : ""}}},
+          {"publicFaults",
+           {{"source", v.public_fault_source},
+            {"resources", v.public_fault_resources},
+            {"codes", v.public_fault_codes}}},
+          {"relationFaults",
+           {{"dataDir", v.data_dir}, {"rules", v.relation_rules}, {"durations", v.fault_durations}}},
+          {"notes", v.notes}};
+      res.set_content(body.dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/configuration", res.status);
   });
 
   // The recovery controllers (clusterctl get recovery).

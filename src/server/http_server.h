@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,7 +31,7 @@ class FaultFeed;
 
 // The operator-facing HTTP endpoint:
 //   GET /healthz   liveness: 200 "ok" while the process serves
-//   GET /readyz    readiness: 200 "ok", or 503 with the reason
+//   GET /readyz    readiness: 200 "ok", or 503 with the reason; then "note: ..." lines
 //   GET /metrics   Prometheus text format 0.0.4
 //   GET /version   {"name":"clusterd","version":"..."}
 //   GET /api/v1/...  only with store_mirror (--http-store-mirror): a read-only,
@@ -73,6 +74,8 @@ class HttpServer {
     FaultFeed* fault_feed = nullptr;          // may be null: /api/clusterd/v1/events answers 503
     MetricsRegistry* metrics = nullptr;       // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready
+    // Lines /readyz adds after its verdict (optional files not in use, ...); null: none.
+    std::function<std::vector<std::string>()> readiness_notes;
     std::string version;
 
     // Transport bars: connection caps, idle timeout, header and body limits (http_transport.h).

@@ -2,10 +2,12 @@
 #include <map>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "sim/clusterd_process.h"
@@ -113,6 +115,51 @@ TEST_F(ClusterctlTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Ctl("get widgets").exit_code, 2);
   EXPECT_EQ(Ctl("-o xml get cm").exit_code, 2);
   EXPECT_EQ(Ctl("frobnicate").exit_code, 2);
+}
+
+// An operator edits clusterd-config-cm: the policy is in force within seconds (its watch, not
+// the original's 300 s poll), `clusterctl get configuration` shows it with its source, and the
+// log confirms it.
+TEST_F(ClusterctlTest, AManualSeparationPolicyEditShowsInGetConfigurationWithinSeconds) {
+  CommandResult before = Ctl("get configuration -o json");
+  ASSERT_EQ(before.exit_code, 0) << before.output;
+  auto initial = nlohmann::json::parse(before.output);
+  EXPECT_FALSE(initial["manualSeparation"]["enabled"].get<bool>()) << before.output;
+  EXPECT_TRUE(absl::StrContains(initial["publicFaults"]["source"].get<std::string>(),
+                                "publicFaultConfiguration.json"))
+      << before.output;
+
+  auto store = store::OpenStore("dir:" + state_);
+  ASSERT_TRUE(store.ok()) << store.status();
+  store::Object cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "clusterd-config-cm"}, {"namespace", "cluster-system"}}},
+      {"data",
+       {{"manually_separate_policy.conf",
+         "enabled: true\nseparate:\n  fault_window_hours: 12\n  fault_threshold: 2\n"}}}};
+  ASSERT_TRUE((*store)->Create(store::kConfigMaps, cm).ok());
+  const absl::Time edited = absl::Now();
+  nlohmann::json view;
+  while (absl::Now() - edited < absl::Seconds(10)) {
+    CommandResult r = Ctl("get configuration -o json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    view = nlohmann::json::parse(r.output);
+    if (view["manualSeparation"]["enabled"].get<bool>()) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(view["manualSeparation"]["enabled"].get<bool>()) << view.dump();
+  EXPECT_EQ(view["manualSeparation"]["faultThreshold"], 2) << view.dump();
+  EXPECT_EQ(view["manualSeparation"]["faultWindowHours"], 12) << view.dump();
+  EXPECT_EQ(view["manualSeparation"]["source"], "cluster-system/clusterd-config-cm");
+  CommandResult table = Ctl("get configuration");
+  EXPECT_TRUE(absl::StrContains(table.output, "enabled window=12h threshold=2")) << table.output;
+  std::ifstream log(proc_->log_path());
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_TRUE(absl::StrContains(
+      text.str(), "manual separation policy applied from cluster-system/clusterd-config-cm"))
+      << text.str();
 }
 
 }  // namespace

@@ -3,6 +3,11 @@
 // through Observe and keys processed on the test thread (ProcessReady), so nothing sleeps.
 #include "cluster/fault_centre.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "cluster/job_registry.h"
 #include "common/clock.h"
 #include "common/json_util.h"
@@ -56,6 +61,13 @@ class FaultCentreTest : public ::testing::Test {
     centre_->AddJobFaultSink(&sink_);
     ASSERT_TRUE(centre_->Start().ok());
     centre_->FlushWrites();
+  }
+
+  absl::Status StartWith(FaultCentre::Options o) {
+    o.watch_store = false;
+    centre_ = std::make_unique<FaultCentre>(store_, clock_, nullptr, o);
+    centre_->AddJobFaultSink(&sink_);
+    return centre_->Start();
   }
 
   // Writes `object` to the store and tells the centre, as the watch would.
@@ -459,6 +471,106 @@ TEST_F(FaultCentreJobTest, NotReadyKubernetesNodeSeparatesItsRanks) {
   EXPECT_EQ(sink_.got[0].ranks.size(), 8u);
   EXPECT_EQ(sink_.got[0].ranks[0].level, "SeparateNPU");
   EXPECT_EQ(centre_->ClusterSignal().nodes.size(), 1u);
+}
+
+// A data directory of the shipped files, one of which the test then breaks.
+class DataDirTest : public FaultCentreTest {
+ protected:
+  void SetUp() override {
+    std::string templ = ::testing::TempDir() + "/data-XXXXXX";
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+    for (const char* name :
+         {"relationFaultCustomization.json", "faultDuration.json", "publicFaultConfiguration.json"}) {
+      std::filesystem::copy_file(std::string(CLUSTERD_DATA_DIR) + "/" + name, dir_ + "/" + name);
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::trunc) << text;
+  }
+  FaultCentre::Options Options() {
+    FaultCentre::Options o;
+    o.data_dir = dir_;
+    return o;
+  }
+  std::string dir_;
+};
+
+TEST_F(DataDirTest, TheShippedFilesStartTheCentre) { EXPECT_TRUE(StartWith(Options()).ok()); }
+
+TEST_F(DataDirTest, AMissingDataFileStopsStartAndIsNamed) {
+  std::filesystem::remove(dir_ + "/faultDuration.json");
+  absl::Status s = StartWith(Options());
+  ASSERT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_NE(s.message().find(dir_ + "/faultDuration.json"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("No such file"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("--data-dir"), std::string::npos) << s;
+}
+
+TEST_F(DataDirTest, AMalformedDataFileStopsStartAndIsNamed) {
+  Write(dir_ + "/relationFaultCustomization.json", "[{\"TriggerFault\": ");
+  absl::Status s = StartWith(Options());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(dir_ + "/relationFaultCustomization.json"), std::string::npos) << s;
+}
+
+TEST_F(DataDirTest, ADataFileOfTheWrongShapeOrKindStopsStart) {
+  Write(dir_ + "/faultDuration.json", "{\"FaultCode\": \"80E01801\"}");
+  absl::Status s = StartWith(Options());
+  EXPECT_NE(s.message().find("not a JSON array"), std::string::npos) << s;
+  std::filesystem::remove(dir_ + "/faultDuration.json");
+  std::filesystem::create_directory(dir_ + "/faultDuration.json");
+  s = StartWith(Options());
+  EXPECT_NE(s.message().find("not a regular file"), std::string::npos) << s;
+  std::filesystem::remove(dir_ + "/faultDuration.json");
+  Write(dir_ + "/faultDuration.json", "[]");
+  Write(dir_ + "/publicFaultConfiguration.json", "not json");
+  s = StartWith(Options());
+  EXPECT_NE(s.message().find("publicFaultConfiguration.json"), std::string::npos) << s;
+}
+
+TEST_F(DataDirTest, AMissingOptionalUserFileIsANoteUntilItAppears) {
+  FaultCentre::Options o = Options();
+  o.public_fault_config_path = dir_ + "/publicCustomization.json";
+  ASSERT_TRUE(StartWith(o).ok());
+  std::vector<std::string> notes = centre_->ConfigurationNotes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find(o.public_fault_config_path), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("No such file"), std::string::npos) << notes[0];
+  // The operator adds it (a ConfigMap volume renames it into place): picked up within seconds.
+  std::filesystem::copy_file(dir_ + "/publicFaultConfiguration.json", dir_ + "/tmp.json");
+  std::filesystem::rename(dir_ + "/tmp.json", o.public_fault_config_path);
+  Advance(absl::Seconds(3));
+  EXPECT_TRUE(centre_->ConfigurationNotes().empty());
+  EXPECT_EQ(centre_->Configuration().public_fault_source, o.public_fault_config_path);
+  Write(o.public_fault_config_path, "{broken");
+  Advance(absl::Seconds(3));
+  notes = centre_->ConfigurationNotes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("rejected"), std::string::npos) << notes[0];
+  // Removed: the shipped defaults apply again, and /readyz says the file is not there.
+  std::filesystem::remove(o.public_fault_config_path);
+  Advance(absl::Seconds(3));
+  notes = centre_->ConfigurationNotes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("No such file"), std::string::npos) << notes[0];
+}
+
+TEST_F(FaultCentreJobTest, AManualSeparationPolicyWrittenLaterTakesEffectWhenWritten) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  // Written after start: its watch event, not the 300 s poll, applies it.
+  Put("configmaps",
+      testing::ConfigMapObject(
+          "cluster-system", "clusterd-config-cm",
+          {{"manually_separate_policy.conf",
+            "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
+  centre_->ProcessReady();
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  centre_->ProcessReady();
+  Advance(absl::Seconds(30));  // triage window, far less than the poll
+  centre_->FlushWrites();
+  EXPECT_NE(ClusterInfo("cluster-info-device-0").find("ManuallySeparateNPU"), std::string::npos);
 }
 
 TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
