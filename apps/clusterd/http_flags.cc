@@ -46,6 +46,9 @@ void HttpFlags::Register(CLI::App& app) {
                  "needs the `read` permission of --auth-policy. /healthz and /readyz are always "
                  "open; drop /metrics to make Prometheus present a token")
       ->capture_default_str();
+  app.add_flag("--http-open-root", open_root,
+               "HTTP: GET / (the dashboard page, static: its data needs `read`) answers without a "
+               "credential, as probes written for the original ClusterD's health endpoint expect");
   app.add_option("--http-tls-cert", options.tls.cert,
                  "HTTP: serve HTTPS with this PEM certificate (chain); re-read when it changes. "
                  "Without it the endpoint is plaintext (logged at start)");
@@ -62,6 +65,7 @@ absl::Status HttpFlags::Apply(const std::string& listen) {
     options.configmap_namespaces.insert(std::string(ns));
   }
   options.open_paths = {"/healthz", "/readyz"};
+  if (open_root) options.open_paths.insert("/");
   for (absl::string_view path : absl::StrSplit(open_paths, ',', absl::SkipWhitespace())) {
     path = absl::StripAsciiWhitespace(path);
     if (!absl::StartsWith(path, "/")) {

@@ -16,6 +16,7 @@ struct HttpFlags {
   std::string configmap_namespaces;  // comma-separated, added to the defaults
   // Paths answered without a credential (the probes always are); the rest need `read`.
   std::string open_paths = "/healthz,/readyz,/metrics";
+  bool open_root = false;  // --http-open-root: "/" joins the open paths
   server::HttpServer::Options options;
 
   void Register(CLI::App& app);

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/data_dir.h"
 #include "common/log.h"
+#include "common/log_file.h"
 #include "common/metrics.h"
 #include "http_flags.h"
 #include "server/auth_setup.h"
@@ -22,6 +23,7 @@
 #include "server/grpc_server.h"
 #include "server/http_authorization.h"
 #include "server/http_server.h"
+#include "server/original_flags.h"
 #include "server/service_set.h"
 #include "store/dir/dir_store.h"
 #include "store/dir/instance_lock.h"
@@ -140,8 +142,9 @@ int main(int argc, char** argv) {
   std::string leader_lease = "mindx-dl/clusterd";
   std::string grpc_listen = DefaultGrpcListen();
   std::string http_listen = "127.0.0.1:11251";
-  std::string log_level = "info";
+  clusterd::LogOptions log_options;
   std::string log_format = "text";
+  size_t log_max_size_mib = 20;
   std::string listen_info_file;
   double shutdown_grace_s = 5;
   clusterd::server::ClusterBrain::Options brain_options;
@@ -202,10 +205,25 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   clusterd::app::HttpFlags http_flags;
   http_flags.Register(app);
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+  app.add_option("--log-level", log_options.level,
+                 "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.add_option("--log-format", log_format, "text or json (one JSON object per line)")
       ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--log-file", log_options.file,
+                 "Write the log to this file instead of stderr, rotated by size (the original's "
+                 "-logFile; it used /var/log/mindx-dl/clusterd/clusterd.log)");
+  app.add_option("--log-max-size", log_max_size_mib, "With --log-file: MiB per file before rotating")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--log-max-backups", log_options.max_backups,
+                 "With --log-file: rotated files kept (the original's -maxBackups)")
+      ->check(CLI::Range(1, 180))
+      ->capture_default_str();
+  app.add_option("--log-max-age", log_options.max_age_days,
+                 "With --log-file: days a rotated file is kept, 0 = no limit (the original's -maxAge)")
+      ->check(CLI::Range(0, 700))
       ->capture_default_str();
   app.add_option("--listen-info-file", listen_info_file,
                  "Once serving, write {\"grpc\":\"host:port\",\"http\":\"host:port\"} to this file "
@@ -262,7 +280,13 @@ int main(int argc, char** argv) {
                "With --store kube: check bearer tokens with the API server's TokenReview "
                "(the clusterd ServiceAccount needs create on tokenreviews)");
 
-  CLI11_PARSE(app, argc, argv);
+  // The original ClusterD's flags (-logLevel=0, --enable-healthz, ...) in clusterd's words.
+  absl::StatusOr<clusterd::server::OriginalFlagTranslation> translated =
+      clusterd::server::TranslateOriginalFlags(std::vector<std::string>(argv, argv + argc));
+  if (!translated.ok()) return Fail(translated.status());
+  std::vector<const char*> args;
+  for (const std::string& a : translated->args) args.push_back(a.c_str());
+  CLI11_PARSE(app, static_cast<int>(args.size()), args.data());
   if (absl::Status s = http_flags.Apply(http_listen); !s.ok()) return Fail(s);
 
   if (slow_node_reporter.empty()) {
@@ -274,12 +298,10 @@ int main(int argc, char** argv) {
     brain_options.slow_node.reporter_ip = pod_ip;
   }
 
-  if (absl::Status s =
-          clusterd::ConfigureLogging(log_level, log_format == "json" ? clusterd::LogFormat::kJson
-                                                                     : clusterd::LogFormat::kText);
-      !s.ok()) {
-    return Fail(s);
-  }
+  log_options.format = log_format == "json" ? clusterd::LogFormat::kJson : clusterd::LogFormat::kText;
+  log_options.max_file_bytes = log_max_size_mib << 20;
+  if (absl::Status s = clusterd::ConfigureLogging(log_options); !s.ok()) return Fail(s);
+  for (const std::string& note : translated->notes) clusterd::LogInfo("clusterd", note);
 
   // Block the stop signals before any thread starts, so only sigwait below sees them.
   sigset_t stop_signals;
@@ -331,6 +353,7 @@ int main(int argc, char** argv) {
   clusterd::server::HttpServer::Options http_options = http_flags.options;
   http_options.store = store->get();
   http_options.readiness = [s = store->get()] { return s->Ready(); };
+  http_options.readiness_notes = [&brain] { return brain.faults().ConfigurationNotes(); };
   http_options.jobs = &brain.jobs();
   http_options.faults = &brain.faults();
   http_options.recovery = &brain.recovery();

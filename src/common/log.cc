@@ -1,8 +1,11 @@
 #include "common/log.h"
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/log_file.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/sinks/stdout_color_sinks.h"
 
@@ -24,22 +27,47 @@ std::string QuoteIfNeeded(const std::string& v) {
 
 }  // namespace
 
-absl::Status ConfigureLogging(absl::string_view level, LogFormat format) {
-  auto lvl = spdlog::level::from_str(std::string(level));
-  if (lvl == spdlog::level::off && level != "off") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown log level \"", level, "\" (want trace|debug|info|warn|error|off)"));
+absl::Status ConfigureLogging(const LogOptions& options) {
+  auto lvl = spdlog::level::from_str(options.level);
+  if (lvl == spdlog::level::off && options.level != "off") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown log level \"", options.level,
+        "\" (want trace|debug|info|warn|error|critical|off)"));
   }
-  auto logger = spdlog::stderr_color_mt("clusterd");
+  std::shared_ptr<spdlog::logger> logger;
+  if (options.file.empty()) {
+    logger = std::make_shared<spdlog::logger>(
+        "clusterd", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  } else {
+    if (options.max_file_bytes == 0 || options.max_backups == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("log file ", options.file, ": the size and the number of backups must be > 0"));
+    }
+    absl::StatusOr<std::shared_ptr<spdlog::sinks::sink>> sink = OpenRotatingLogFile(
+        options.file, options.max_file_bytes, options.max_backups, options.max_age_days);
+    if (!sink.ok()) return sink.status();
+    logger = std::make_shared<spdlog::logger>("clusterd", *std::move(sink));
+    // A file buffers: warnings and worse reach it at once, the rest within a second.
+    logger->flush_on(spdlog::level::warn);
+  }
   spdlog::set_default_logger(logger);
   spdlog::set_level(lvl);
-  g_format = format;
-  if (format == LogFormat::kJson) {
+  if (!options.file.empty()) spdlog::flush_every(std::chrono::seconds(1));
+  g_format = options.format;
+  if (options.format == LogFormat::kJson) {
     spdlog::set_pattern("%v");
   } else {
-    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v");
+    spdlog::set_pattern(options.file.empty() ? "%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ %v"
+                                             : "%Y-%m-%dT%H:%M:%S.%e%z %l %v");
   }
   return absl::OkStatus();
+}
+
+absl::Status ConfigureLogging(absl::string_view level, LogFormat format) {
+  LogOptions options;
+  options.level = std::string(level);
+  options.format = format;
+  return ConfigureLogging(options);
 }
 
 void Log(spdlog::level::level_enum level, LogText component, LogText message,

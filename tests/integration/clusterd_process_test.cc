@@ -3,6 +3,7 @@
 #include "sim/clusterd_process.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -302,6 +303,114 @@ TEST(ClusterdProcess, VersionAndHelpDescribeTheStableFlags) {
   for (const char* flag : {"--store", "--grpc-listen", "--http-listen", "dir:PATH", "memory"}) {
     EXPECT_TRUE(absl::StrContains(help.output, flag)) << flag;
   }
+}
+
+// The original's shipped command line (its flags, Go style) runs clusterd with the same meaning:
+// the run log goes to -logFile, the level is -logLevel's.
+TEST(ClusterdProcess, TheOriginalsFlagsWriteTheRunLogToItsFile) {
+  TempDir dir;
+  const std::string log_file = dir.path() + "/log/clusterd.log";
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.work_dir = dir.path() + "/run";
+  options.extra_args = {"-logFile=" + log_file, "-logLevel=0", "--enable-healthz=true"};
+  auto proc = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  httplib::Client http("http://" + (*proc)->http_address());
+  auto root = http.Get("/");
+  ASSERT_TRUE(root);
+  EXPECT_EQ(root->status, 200);
+  ASSERT_TRUE((*proc)->Stop().ok());
+  std::ifstream in(log_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(absl::StrContains(text.str(), "original flag -logLevel=0 read as --log-level=info"))
+      << text.str();
+  EXPECT_TRUE(absl::StrContains(text.str(), "[clusterd] ready")) << text.str();
+  EXPECT_TRUE(absl::StrContains(text.str(), "[clusterd] stopped")) << text.str();
+}
+
+TEST(ClusterdProcess, AnOriginalFlagWithAValueTheOriginalRefusesIsRefused) {
+  TempDir dir;
+  std::optional<Outcome> r = RunClusterdToExit(
+      dir, "max-age", {"--store", "memory", "-maxAge=3", "--grpc-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r->output, "-maxAge=3")) << r->output;
+  EXPECT_TRUE(absl::StrContains(r->output, "--log-max-age")) << r->output;
+}
+
+// The shipped data files belong to the installation: without one, clusterd does not start, and
+// says which file (not "malformed JSON").
+TEST(ClusterdProcess, ADataDirectoryWithoutOneFileStopsStartNamingTheFile) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  for (const char* name : {"relationFaultCustomization.json", "publicFaultConfiguration.json"}) {
+    std::filesystem::copy_file(std::string(CLUSTERD_DATA_DIR) + "/" + name, data + "/" + name);
+  }
+  std::optional<Outcome> r = RunClusterdToExit(
+      dir, "no-duration", {"--store", "memory", "--data-dir", data, "--grpc-listen", "127.0.0.1:0",
+                           "--http-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(r->output, data + "/faultDuration.json")) << r->output;
+  EXPECT_FALSE(absl::StrContains(r->output, "malformed")) << r->output;
+}
+
+TEST(ClusterdProcess, ReadyzNamesAnOptionalFileThatIsNotThere) {
+  TempDir dir;
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.work_dir = dir.path() + "/run";
+  const std::string user = dir.path() + "/publicCustomization.json";
+  options.extra_args = {"--public-fault-config", user};
+  auto proc = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  httplib::Client http("http://" + (*proc)->http_address());
+  auto readyz = http.Get("/readyz");
+  ASSERT_TRUE(readyz);
+  EXPECT_EQ(readyz->status, 200);
+  EXPECT_TRUE(absl::StartsWith(readyz->body, "ok\nnote: optional file " + user)) << readyz->body;
+}
+
+// A state directory clusterd cannot write is refused at start, naming it (as a user without
+// the right to it when the test runs as root).
+TEST(ClusterdProcess, AStateDirectoryThatIsNotWritableIsRefused) {
+  TempDir dir;
+  const std::string state = dir.path() + "/state";
+  std::filesystem::create_directories(state);
+  std::vector<std::string> argv;
+  if (geteuid() == 0) {
+    if (!std::filesystem::exists("/usr/bin/setpriv")) GTEST_SKIP() << "root without setpriv";
+    std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
+                                                 std::filesystem::perms::group_exec |
+                                                 std::filesystem::perms::others_exec);
+    argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CLUSTERD_BIN};
+  } else {
+    std::filesystem::permissions(state, std::filesystem::perms::owner_read |
+                                            std::filesystem::perms::owner_exec);
+    argv = {CLUSTERD_BIN};
+  }
+  for (std::string a : {std::string("--store"), "dir:" + state, std::string("--grpc-listen"),
+                        std::string("127.0.0.1:0"), std::string("--http-listen"),
+                        std::string("127.0.0.1:0")}) {
+    argv.push_back(std::move(a));
+  }
+  Subprocess::Options spawn;
+  spawn.argv = argv;
+  spawn.stdout_path = spawn.stderr_path = dir.path() + "/out.log";
+  absl::StatusOr<Subprocess> child = Subprocess::Start(spawn);
+  ASSERT_TRUE(child.ok()) << child.status();
+  absl::StatusOr<int> code = child->Wait(absl::Seconds(15));
+  ASSERT_TRUE(code.ok()) << code.status();
+  std::ifstream in(spawn.stdout_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(*code, 1) << text.str();
+  EXPECT_TRUE(absl::StrContains(text.str(), state)) << text.str();
+  EXPECT_TRUE(absl::StrContains(text.str(), "not writable")) << text.str();
+  std::filesystem::permissions(state, std::filesystem::perms::owner_all);
 }
 
 }  // namespace
