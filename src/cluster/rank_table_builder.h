@@ -39,7 +39,7 @@ std::vector<const model::PodInfo*> RankTablePods(const std::vector<const model::
 // (any order; the result does not depend on it), its replicas R (§1.6 M), the node serial
 // numbers, the job's resource type and its PodGroup label `scaleout-type`.
 //
-// Pods whose rank index is missing, not an integer, or >= R are skipped as the spec says. Where
+// Pods whose rank index is missing, not an integer, or >= R are skipped (jobs-ranktable-diagnosis.md §2). Where
 // the spec is silent: of several pods claiming the same rank index only the first by pod name
 // is used (the others are skipped and reported), so two servers never carry the same rank ids.
 RankTableBuild BuildJobRankTable(const std::vector<const model::PodInfo*>& pods, int64_t replicas,

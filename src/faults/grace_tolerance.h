@@ -34,8 +34,8 @@ struct GraceCommands {
   std::vector<int> isolate;         // reset failed or fault persists: force isolation
 };
 
-// Graceful fault tolerance for one job on this node (seed 002 "(Optional) Graceful Fault
-// Tolerance", fault-pipeline.md §1.5 RankList, §3.6 policies, §5.1 GraceTolerance times). Pure.
+// Graceful fault tolerance for one job on this node (the product's "(Optional) Graceful Fault
+// Tolerance"; fault-pipeline.md §1.5 RankList, §3.6 policies, §5.1 GraceTolerance times). Pure.
 //
 // Per faulty rank: the RankList entry is written (Status unrecovered, Policy = InitialPolicy =
 // §3.6 policy of the chip level); after WaitProcessReadCMTime the job's processes have read it

@@ -68,7 +68,7 @@ struct Transition {
   Entry entry;
 };
 
-// The transition table of §7.3, §12, §13 and §14, in the spec's order (the first matching row
+// The transition table of §7.3, §12, §13 and §14, in recovery-protocol.md's order (the first matching row
 // wins). Differences from the reference are marked in transitions.cc and listed in
 // docs/compatibility-recovery.md.
 const std::vector<Transition>& TransitionTable();
