@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/cli_parse.h"
 #include "common/clock.h"
 #include "common/data_dir.h"
 #include "common/log.h"
@@ -286,7 +288,10 @@ int main(int argc, char** argv) {
   if (!translated.ok()) return Fail(translated.status());
   std::vector<const char*> args;
   for (const std::string& a : translated->args) args.push_back(a.c_str());
-  CLI11_PARSE(app, static_cast<int>(args.size()), args.data());
+  if (std::optional<int> rc =
+          clusterd::ParseFlags(app, static_cast<int>(args.size()), args.data())) {
+    return *rc;
+  }
   if (absl::Status s = http_flags.Apply(http_listen); !s.ok()) return Fail(s);
 
   if (slow_node_reporter.empty()) {
@@ -309,6 +314,12 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // Exported by a waiting replica too, so that a dashboard sees every replica and which leads.
+  clusterd::MetricsRegistry::Default()
+      .GetGauge("clusterd_build_info", "Always 1; labels carry the version.",
+                {{"version", CLUSTERD_VERSION}})
+      .Set(1);
 
   absl::StatusOr<std::unique_ptr<clusterd::store::ObjectStore>> store =
       clusterd::store::OpenStore(store_spec, store_options);
@@ -369,11 +380,6 @@ int main(int argc, char** argv) {
       clusterd::server::HttpServer::Start(std::move(http_options));
   if (!http.ok()) return Fail(http.status());
 
-  clusterd::MetricsRegistry::Default()
-      .GetGauge("clusterd_build_info", "Always 1; labels carry the version.",
-                {{"version", CLUSTERD_VERSION}})
-      .Set(1);
-
   if (!listen_info_file.empty()) {
     nlohmann::ordered_json info = {{"grpc", (*grpc)->address()},
                                    {"http", (*http)->address()},
@@ -388,6 +394,13 @@ int main(int argc, char** argv) {
     if (std::rename(tmp.c_str(), listen_info_file.c_str()) != 0) {
       return Fail(absl::UnavailableError("cannot write " + listen_info_file));
     }
+  }
+  if (elector == nullptr) {
+    // Without --leader-elect this process is the only brain: it leads (lease "none").
+    clusterd::MetricsRegistry::Default()
+        .GetGauge("clusterd_leader", "1 while this process holds the leader-election lease, else 0.",
+                  {{"lease", "none"}})
+        .Set(1);
   }
   clusterd::LogInfo(
       "clusterd", "ready",

@@ -8,6 +8,7 @@
 #include "cluster/fault_centre.h"
 #include "cluster/job_registry.h"
 #include "common/log.h"
+#include "common/process_metrics.h"
 #include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
 #include "model/config_map_names.h"
@@ -332,7 +333,7 @@ void HttpServer::RegisterRoutes() {
   });
 
   s.Get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
-    res.set_content(options_.metrics->RenderPrometheus(),
+    res.set_content(options_.metrics->RenderPrometheus() + RenderProcessMetrics(),
                     "text/plain; version=0.0.4; charset=utf-8");
     CountRequest("/metrics", 200);
   });

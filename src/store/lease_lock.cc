@@ -174,6 +174,8 @@ bool LeaderElector::WaitForLeadership(absl::Duration timeout) {
 }
 
 void LeaderElector::Start() {
+  // A waiting replica exports 0 from the start, so a dashboard sees every replica.
+  LeaderGauge(Cat(options_.ns, "/", options_.name)).Set(0);
   thread_ = std::thread([this] { Run(); });
 }
 
