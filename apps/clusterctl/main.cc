@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cli_parse.h"
 #include "ctl_common.h"
 #include "grpcpp/channel.h"
 #include "httplib.h"
@@ -747,18 +749,7 @@ int main(int argc, char** argv) {
   watch->add_option("--for", watch_for,
                     "Stop after this many seconds (default: until interrupted)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
   if (!clusterctl::ParseFormat(g.output).ok()) {
     return Usage(
         absl::StrCat("unknown output format \"", g.output, "\" (want table, json or yaml)"));

@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/cli_parse.h"
 #include "common/data_dir.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/policy_issue.h"
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
                  "(repeatable)");
   app.add_flag("-v,--verbose", verbose, "Print every simulator event");
   app.add_flag("--no-live", quiet_live, "Print progress as lines instead of redrawing one line");
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
 
   const auto catalog = LoadCatalog(data_dir);
   if (!catalog.has_value()) return Fail("cannot load " + data_dir + "/faultCode.json", 2);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "agent/agent_core.h"
 #include "agent/agent_runner.h"
 #include "agent/fault_sources.h"
+#include "common/cli_parse.h"
 #include "common/clock.h"
 #include "common/data_dir.h"
 #include "common/log.h"
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
                  "Once running, write {\"sources\":[...],\"pid\":N} here (the bound address of a "
                  "grpc source with port 0 is in sources)");
 
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
 
   if (absl::Status s =
           clusterd::ConfigureLogging(log_level, log_format == "json" ? clusterd::LogFormat::kJson

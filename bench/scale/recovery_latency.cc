@@ -38,6 +38,7 @@
 #include "absl/time/clock.h"
 #include "agent/agent_event.h"
 #include "client/channel.h"
+#include "common/cli_parse.h"
 #include "httplib.h"
 #include "model/config_map_names.h"
 #include "nlohmann/json.hpp"
@@ -266,7 +267,7 @@ int main(int argc, char** argv) {
   bool keep_state = false;
   app.add_flag("--keep-state", keep_state,
                "Keep the run's directory (store, clusterd.log) instead of removing it");
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
   if (2 * samples + hardware_samples > jobs) {
     std::fprintf(stderr, "2 x --samples + --hardware-samples must not exceed --jobs\n");
     return 2;

@@ -413,5 +413,22 @@ TEST(ClusterdProcess, AStateDirectoryThatIsNotWritableIsRefused) {
   std::filesystem::permissions(state, std::filesystem::perms::owner_all);
 }
 
+// A usage error exits 2 in every binary (CLI11's own codes, 106 and 109, are not a convention
+// scripts know); --help still exits 0.
+TEST(ClusterdProcess, EveryBinaryExitsTwoOnAUsageError) {
+  std::vector<std::string> binaries = {CLUSTERD_BIN, CLUSTERSIM_BIN, CLUSTERCTL_BIN};
+#ifdef NPU_AGENT_BIN
+  binaries.push_back(NPU_AGENT_BIN);
+#endif
+  for (const std::string& binary : binaries) {
+    CommandResult unknown = RunCommand(binary + " --no-such-flag");
+    EXPECT_EQ(unknown.exit_code, 2) << binary << ": " << unknown.output;
+    // The first problem CLI11 meets is named (the unknown flag, or a required one missing).
+    EXPECT_TRUE(absl::StrContains(unknown.output, "Run with --help")) << binary << ": " << unknown.output;
+    CommandResult help = RunCommand(binary + " --help");
+    EXPECT_EQ(help.exit_code, 0) << binary;
+  }
+}
+
 }  // namespace
 }  // namespace clusterd
