@@ -89,7 +89,9 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
   if (!mounted) {
     if (absl::Status s = notify(); !s.ok()) {
       ModifyCounter("notify_failed").Increment();
-      LogWarn(kComponent, "profiling switch not delivered", {{"job", nsname}, {"error", s}});
+      // Info, not a warning: the caller gets the code and decides (the slow-node writer falls
+      // back to the ConfigMap; an RPC client sees the refusal), and the counter keeps count.
+      LogInfo(kComponent, "profiling switch not delivered", {{"job", nsname}, {"error", s}});
       return Result(kDataTraceServerFault, std::string(kNotifyFailed), true);
     }
     ModifyCounter("ok").Increment();

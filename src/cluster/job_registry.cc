@@ -33,7 +33,7 @@ Counter& RejectedCounter(std::string_view reason) {
 Counter& ReconcileCounter(std::string_view transition) {
   return MetricsRegistry::Default().GetCounter(
       "clusterd_job_registry_reconciles_total",
-      "Job reconciles by outcome (init, update, pre-delete, delete, unchanged, ignored, failed).",
+      "Job reconciles by transition (init, update, pre-delete, delete, unchanged, ignored, failed).",
       {{"transition", std::string(transition)}});
 }
 

@@ -8,6 +8,7 @@
 #include "common/canonical_json.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "recovery/cycle_log.h"
 #include "recovery/machine.h"
 #include "recovery/pod_group_members.h"
 #include "recovery/record.h"
@@ -318,8 +319,12 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   while (!job->inbox.empty()) {
     Event event = std::move(job->inbox.front());
     job->inbox.pop_front();
+    const std::string before_decided = job->state.decided;
     Step step = Advance(job->state, event, clock_.Now());
     job->state = std::move(step.next);
+    LogCycleStep(absl::StrCat(job->id.ns, "/",
+                              job->id.job_name.empty() ? job->id.pod_group_name : job->id.job_name),
+                 before_decided, job->state, step.commands, clock_.Now(), &job->cycle);
     ++processed;
     for (size_t i = 0; i < step.commands.size(); ++i) {
       if (CarryOut(*job, step.commands[i], posted_at, &signalled)) continue;

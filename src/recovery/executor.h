@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/work_queue.h"
 #include "recovery/command.h"
+#include "recovery/cycle_log.h"
 #include "recovery/event.h"
 #include "recovery/job_recovery.h"
 #include "store/object_store.h"
@@ -157,6 +158,8 @@ class RecoveryExecutor {
     Durability durability ABSL_GUARDED_BY(mu);
     // When the oldest event still in the inbox was posted (for the latency metrics).
     absl::Time posted_at ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
+    // The running cycle, for its log lines and metrics (cycle_log.h).
+    CycleTracking cycle ABSL_GUARDED_BY(mu);
   };
   struct DelayedRemoval {
     absl::Time at;
