@@ -22,22 +22,21 @@ absl::StatusOr<std::string> ReadDataFile(const std::string& dir, std::string_vie
   absl::StatusOr<std::string> text =
       ReadWholeFile(absl::StrCat(dir, "/", std::string(name)), kMaxDataFileBytes);
   if (!text.ok()) return Problem(dir, name, text.status().message());
+  if (name == kPublicFaultDefaultsFile) {
+    if (absl::StatusOr<PublicFaultConfig> config = ParsePublicFaultConfig(*text); !config.ok()) {
+      return Problem(dir, name, config.status().message());
+    }
+    return text;
+  }
+  absl::StatusOr<nlohmann::ordered_json> json = ParseJson(*text, name);
+  if (!json.ok()) return Problem(dir, name, json.status().message());
+  if (!json->is_array()) return Problem(dir, name, "not a JSON array");
   return text;
 }
 
 absl::Status CheckRequiredDataFiles(const std::string& dir) {
   for (std::string_view name : kRequiredDataFiles) {
-    absl::StatusOr<std::string> text = ReadDataFile(dir, name);
-    if (!text.ok()) return text.status();
-    if (name == kPublicFaultDefaultsFile) {
-      if (absl::StatusOr<PublicFaultConfig> config = ParsePublicFaultConfig(*text); !config.ok()) {
-        return Problem(dir, name, config.status().message());
-      }
-      continue;
-    }
-    absl::StatusOr<nlohmann::ordered_json> json = ParseJson(*text, name);
-    if (!json.ok()) return Problem(dir, name, json.status().message());
-    if (!json->is_array()) return Problem(dir, name, "not a JSON array");
+    if (absl::StatusOr<std::string> text = ReadDataFile(dir, name); !text.ok()) return text.status();
   }
   return absl::OkStatus();
 }

@@ -22,7 +22,8 @@ inline constexpr std::array<std::string_view, 3> kRequiredDataFiles = {
 // and says that --data-dir chooses the directory.
 absl::Status CheckRequiredDataFiles(const std::string& dir);
 
-// One data file's text, or an error naming it ("data file PATH: cannot read ...").
+// One required data file's text, read and checked as CheckRequiredDataFiles does, or an error
+// naming it ("data file PATH: cannot read ...", "...: not a JSON array").
 absl::StatusOr<std::string> ReadDataFile(const std::string& dir, std::string_view name);
 
 }  // namespace clusterd::cluster

@@ -1,7 +1,5 @@
 #include "cluster/fault_centre.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "absl/strings/match.h"
@@ -156,14 +154,7 @@ void FaultCentre::LoadConfigFiles() {
   // A shipped file that cannot be read or parsed now (it was at start) keeps what it gave.
   auto shipped = [&](std::string_view name) -> absl::StatusOr<std::string> {
     if (options_.data_dir.empty()) return std::string();  // tests without data
-    absl::StatusOr<std::string> text = ReadDataFile(dir, name);
-    if (text.ok() && name != kPublicFaultDefaultsFile && !text->empty()) {
-      if (absl::StatusOr<nlohmann::ordered_json> json = ParseJson(*text, name); !json.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("data file ", dir, "/", Sv(name), ": ", json.status().message()));
-      }
-    }
-    return text;
+    return ReadDataFile(dir, name);
   };
   absl::StatusOr<std::string> rules = shipped(kRelationRulesFile);
   absl::StatusOr<std::string> durations = shipped(kFaultDurationFile);
@@ -268,12 +259,6 @@ std::vector<std::string> FaultCentre::ConfigurationNotes() const {
 void FaultCentre::PollConfigFiles() {
   bool changed = false;
   for (const auto& file : config_file_changes_) changed |= file->Changed();  // look at each
-  // A user file that is removed brings the shipped defaults back (FileChange ignores a gone file).
-  if (!options_.public_fault_config_path.empty()) {
-    const bool present = ::access(options_.public_fault_config_path.c_str(), F_OK) == 0;
-    changed |= present != user_config_present_;
-    user_config_present_ = present;
-  }
   if (changed) LoadConfigFiles();
   queue_.AddAfter(kConfigPollKey, options_.config_poll_period);
 }
@@ -293,13 +278,13 @@ absl::Status FaultCentre::Start() {
     }
   }
   if (!options_.public_fault_config_path.empty()) watched.push_back(options_.public_fault_config_path);
+  // Removing the user file brings the shipped defaults back, so its removal is a change too.
   for (std::string& path : watched) {
+    const bool user = path == options_.public_fault_config_path;
     config_file_changes_.push_back(
-        std::make_unique<FileChange>(std::move(path), clock_, absl::ZeroDuration()));
+        std::make_unique<FileChange>(std::move(path), clock_, absl::ZeroDuration(), user));
     config_file_changes_.back()->Changed();  // the first look: read below
   }
-  user_config_present_ = !options_.public_fault_config_path.empty() &&
-                         ::access(options_.public_fault_config_path.c_str(), F_OK) == 0;
   LoadConfigFiles();
   const int64_t now = NowMs();
   // Durable state first (§1.8, §7.4: before the pipeline starts).

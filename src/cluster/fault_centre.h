@@ -269,7 +269,6 @@ class FaultCentre {
   // Why the optional user configuration is not in use ("" = it is, or there is none).
   std::string configuration_note_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<FileChange>> config_file_changes_;  // set in Start, then worker only
-  bool user_config_present_ = false;                              // worker only
   PublicFaultCache public_faults_ ABSL_GUARDED_BY(mu_);
   ManualSeparationEngine manual_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_

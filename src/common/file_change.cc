@@ -17,7 +17,11 @@ bool FileChange::Changed() {
   if (seen_ && now < next_look_) return false;
   next_look_ = now + period_;
   struct stat st;
-  if (::stat(path_.c_str(), &st) != 0) return false;  // gone: keep what we have
+  if (::stat(path_.c_str(), &st) != 0) {
+    if (!removal_ || !seen_) return false;  // gone: keep what we have
+    seen_ = false;                          // seen again when it comes back
+    return true;
+  }
   const int64_t mtime_ns =
       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (seen_ && st.st_ino == inode_ && st.st_size == size_ && mtime_ns == mtime_ns_) return false;

@@ -17,8 +17,11 @@ namespace clusterd {
 // files by rename).
 class FileChange {
  public:
-  FileChange(std::string path, const Clock& clock, absl::Duration period = absl::Seconds(1))
-      : path_(std::move(path)), clock_(clock), period_(period) {}
+  // `removal_is_a_change`: the file going away (after it was seen) also counts as a change, for
+  // a reader that falls back to defaults; otherwise a gone file keeps what was read.
+  FileChange(std::string path, const Clock& clock, absl::Duration period = absl::Seconds(1),
+             bool removal_is_a_change = false)
+      : path_(std::move(path)), clock_(clock), period_(period), removal_(removal_is_a_change) {}
 
   // True when the file differs from the last time this returned true (or the first time).
   bool Changed();
@@ -29,6 +32,7 @@ class FileChange {
   const std::string path_;
   const Clock& clock_;
   const absl::Duration period_;
+  const bool removal_;
   absl::Mutex mu_;
   absl::Time next_look_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool seen_ ABSL_GUARDED_BY(mu_) = false;

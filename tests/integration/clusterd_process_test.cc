@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/channel.h"
+#include "common/file_change.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -26,11 +27,13 @@ using testing::CommandResult;
 using testing::RunCommand;
 using testing::TempDir;
 
-std::unique_ptr<sim::ClusterdProcess> StartClusterd(const TempDir& dir, std::string store) {
+std::unique_ptr<sim::ClusterdProcess> StartClusterd(const TempDir& dir, std::string store,
+                                                    std::vector<std::string> extra_args = {}) {
   sim::ClusterdProcess::Options options;
   options.binary = CLUSTERD_BIN;
   options.store = std::move(store);
   options.work_dir = dir.path() + "/run";
+  options.extra_args = std::move(extra_args);
   auto proc = sim::ClusterdProcess::Start(options);
   EXPECT_TRUE(proc.ok()) << proc.status();
   return proc.ok() ? std::move(*proc) : nullptr;
@@ -43,11 +46,14 @@ struct Outcome {
   int exit_code;
   std::string output;
 };
+// `wrapper` runs clusterd under another command (setpriv to drop root).
 std::optional<Outcome> RunClusterdToExit(const TempDir& dir, const std::string& name,
                                          std::vector<std::string> args,
-                                         absl::Duration timeout = absl::Seconds(15)) {
+                                         absl::Duration timeout = absl::Seconds(15),
+                                         std::vector<std::string> wrapper = {}) {
   Subprocess::Options spawn;
-  spawn.argv = {CLUSTERD_BIN};
+  spawn.argv = std::move(wrapper);
+  spawn.argv.push_back(CLUSTERD_BIN);
   spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
   spawn.stdout_path = spawn.stderr_path = dir.path() + "/" + name + ".log";
   absl::StatusOr<Subprocess> child = Subprocess::Start(spawn);
@@ -59,10 +65,7 @@ std::optional<Outcome> RunClusterdToExit(const TempDir& dir, const std::string& 
     (void)child->Wait(absl::Seconds(10));
     return std::nullopt;
   }
-  std::ifstream log(spawn.stdout_path);
-  std::stringstream text;
-  text << log.rdbuf();
-  return Outcome{*code, text.str()};
+  return Outcome{*code, ReadWholeFile(spawn.stdout_path).value_or("")};
 }
 
 TEST(ClusterdProcess, ServesHealthCheckAndStopsCleanlyOnSigterm) {
@@ -310,24 +313,18 @@ TEST(ClusterdProcess, VersionAndHelpDescribeTheStableFlags) {
 TEST(ClusterdProcess, TheOriginalsFlagsWriteTheRunLogToItsFile) {
   TempDir dir;
   const std::string log_file = dir.path() + "/log/clusterd.log";
-  sim::ClusterdProcess::Options options;
-  options.binary = CLUSTERD_BIN;
-  options.work_dir = dir.path() + "/run";
-  options.extra_args = {"-logFile=" + log_file, "-logLevel=0", "--enable-healthz=true"};
-  auto proc = sim::ClusterdProcess::Start(options);
-  ASSERT_TRUE(proc.ok()) << proc.status();
-  httplib::Client http("http://" + (*proc)->http_address());
+  auto proc = StartClusterd(dir, "memory",
+                            {"-logFile=" + log_file, "-logLevel=0", "--enable-healthz=true"});
+  ASSERT_NE(proc, nullptr);
+  httplib::Client http("http://" + proc->http_address());
   auto root = http.Get("/");
   ASSERT_TRUE(root);
   EXPECT_EQ(root->status, 200);
-  ASSERT_TRUE((*proc)->Stop().ok());
-  std::ifstream in(log_file);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_TRUE(absl::StrContains(text.str(), "original flag -logLevel=0 read as --log-level=info"))
-      << text.str();
-  EXPECT_TRUE(absl::StrContains(text.str(), "[clusterd] ready")) << text.str();
-  EXPECT_TRUE(absl::StrContains(text.str(), "[clusterd] stopped")) << text.str();
+  ASSERT_TRUE(proc->Stop().ok());
+  const std::string text = ReadWholeFile(log_file).value_or("");
+  EXPECT_TRUE(absl::StrContains(text, "original flag -logLevel=0 read as --log-level=info")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "[clusterd] ready")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "[clusterd] stopped")) << text;
 }
 
 TEST(ClusterdProcess, AnOriginalFlagWithAValueTheOriginalRefusesIsRefused) {
@@ -360,14 +357,10 @@ TEST(ClusterdProcess, ADataDirectoryWithoutOneFileStopsStartNamingTheFile) {
 
 TEST(ClusterdProcess, ReadyzNamesAnOptionalFileThatIsNotThere) {
   TempDir dir;
-  sim::ClusterdProcess::Options options;
-  options.binary = CLUSTERD_BIN;
-  options.work_dir = dir.path() + "/run";
   const std::string user = dir.path() + "/publicCustomization.json";
-  options.extra_args = {"--public-fault-config", user};
-  auto proc = sim::ClusterdProcess::Start(options);
-  ASSERT_TRUE(proc.ok()) << proc.status();
-  httplib::Client http("http://" + (*proc)->http_address());
+  auto proc = StartClusterd(dir, "memory", {"--public-fault-config", user});
+  ASSERT_NE(proc, nullptr);
+  httplib::Client http("http://" + proc->http_address());
   auto readyz = http.Get("/readyz");
   ASSERT_TRUE(readyz);
   EXPECT_EQ(readyz->status, 200);
@@ -380,36 +373,25 @@ TEST(ClusterdProcess, AStateDirectoryThatIsNotWritableIsRefused) {
   TempDir dir;
   const std::string state = dir.path() + "/state";
   std::filesystem::create_directories(state);
-  std::vector<std::string> argv;
+  std::vector<std::string> wrapper;
   if (geteuid() == 0) {
     if (!std::filesystem::exists("/usr/bin/setpriv")) GTEST_SKIP() << "root without setpriv";
     std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all |
                                                  std::filesystem::perms::group_exec |
                                                  std::filesystem::perms::others_exec);
-    argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CLUSTERD_BIN};
+    wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
   } else {
     std::filesystem::permissions(state, std::filesystem::perms::owner_read |
                                             std::filesystem::perms::owner_exec);
-    argv = {CLUSTERD_BIN};
   }
-  for (std::string a : {std::string("--store"), "dir:" + state, std::string("--grpc-listen"),
-                        std::string("127.0.0.1:0"), std::string("--http-listen"),
-                        std::string("127.0.0.1:0")}) {
-    argv.push_back(std::move(a));
-  }
-  Subprocess::Options spawn;
-  spawn.argv = argv;
-  spawn.stdout_path = spawn.stderr_path = dir.path() + "/out.log";
-  absl::StatusOr<Subprocess> child = Subprocess::Start(spawn);
-  ASSERT_TRUE(child.ok()) << child.status();
-  absl::StatusOr<int> code = child->Wait(absl::Seconds(15));
-  ASSERT_TRUE(code.ok()) << code.status();
-  std::ifstream in(spawn.stdout_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(*code, 1) << text.str();
-  EXPECT_TRUE(absl::StrContains(text.str(), state)) << text.str();
-  EXPECT_TRUE(absl::StrContains(text.str(), "not writable")) << text.str();
+  std::optional<Outcome> r = RunClusterdToExit(
+      dir, "unwritable",
+      {"--store", "dir:" + state, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"},
+      absl::Seconds(15), wrapper);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 1) << r->output;
+  EXPECT_TRUE(absl::StrContains(r->output, state)) << r->output;
+  EXPECT_TRUE(absl::StrContains(r->output, "not writable")) << r->output;
   std::filesystem::permissions(state, std::filesystem::perms::owner_all);
 }
 
