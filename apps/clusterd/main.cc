@@ -237,11 +237,13 @@ int main(int argc, char** argv) {
   app.add_option(
          "--data-dir", brain_options.faults.data_dir,
          "Directory of the fault centre's shipped configuration: "
-         "relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json")
+         "relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json "
+         "(each must exist and parse, or clusterd does not start; re-read when one changes)")
       ->capture_default_str();
   app.add_option("--public-fault-config", brain_options.faults.public_fault_config_path,
                  "A user public-fault configuration (publicCustomization.json) replacing the "
-                 "shipped senders and levels; re-read when it changes");
+                 "shipped senders and levels; optional (while it is missing or invalid the "
+                 "shipped defaults apply and /readyz says so); re-read within 2 s of a change");
 
   app.add_option("--job-reconcile-rate", brain_options.registry.reconcile_rate,
                  "Job registry: reconciles per second (the original: 5)")
