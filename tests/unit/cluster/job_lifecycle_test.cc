@@ -117,6 +117,22 @@ TEST(JobLifecycle, PreDeleteMarksFailedUnlessComplete) {
   EXPECT_EQ(s.transition, "unchanged");
 }
 
+// §3.5: pre-delete recomputes the ConfigMap slices from the last rank table, and a table with no
+// server gives none, so the ConfigMap says {"status":"initializing"}; the signal carries that
+// last table itself, empty server list included.
+TEST(JobLifecycle, PreDeleteOfATableWithoutServersWritesInitializingButSignalsTheTable) {
+  JobStep lost_pods =
+      DecideWith(Record(JobStatus::kRunning), JobOperation::kUpdate, Observation(true, {}), kNow);
+  ASSERT_TRUE(lost_pods.record.has_value());
+  JobStep s = DecideWith(*lost_pods.record, JobOperation::kPreDelete, Observation(false, {}), kNow);
+  EXPECT_EQ(s.transition, "pre-delete");
+  ASSERT_EQ(s.writes.size(), 1u);
+  EXPECT_EQ(s.writes[0].config_map["data"]["hccl.json"], R"({"status":"initializing"})");
+  ASSERT_TRUE(s.signal.has_value());
+  EXPECT_EQ(s.signal->hccl_json,
+            R"({"status":"initializing","server_list":[],"server_count":"0","total":1})");
+}
+
 TEST(JobLifecycle, ExpiryAfterTheGraceDeletesEverySlice) {
   JobRecord r = Record(JobStatus::kFailed, true);
   r.delete_time = kNow;
