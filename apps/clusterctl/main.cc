@@ -379,13 +379,136 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
   return kExitOk;
 }
 
-// ---- the slow-node detections (clusterctl get slownode [JOB]) ----
-
 std::string FormatNumber(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.6g", v);
   return buf;
 }
+
+// ---- goodput and repeat offenders (clusterctl get goodput [JOB], get offenders) ----
+
+// Seconds as a person reads them: 42s, 12m05s, 3h20m, 2d04h.
+std::string SpanText(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds < 0 ? 0 : seconds + 0.5);
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof(buf), "%llds", static_cast<long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else if (s < 86400) {
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s % 3600 / 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lldd%02lldh", static_cast<long long>(s / 86400),
+                  static_cast<long long>(s % 86400 / 3600));
+  }
+  return buf;
+}
+
+std::string RatioText(const nlohmann::ordered_json& v) {
+  if (!v.is_number()) return "<none>";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", v.get<double>() * 100.0);
+  return buf;
+}
+
+// The largest cause of lost time: "rescheduling 3m10s", or "<none>".
+std::string TopLossText(const nlohmann::ordered_json& lost) {
+  std::string top;
+  double most = 0;
+  if (lost.is_object()) {
+    for (const auto& [cause, seconds] : lost.items()) {
+      if (seconds.is_number() && seconds.get<double>() > most) {
+        most = seconds.get<double>();
+        top = cause;
+      }
+    }
+  }
+  return top.empty() ? "<none>" : absl::StrCat(top, " ", SpanText(most));
+}
+
+int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
+               bool all_namespaces) {
+  JobListing listing;
+  if (int rc = FetchJobListing(g, "/api/clusterd/v1/goodput", name, ns, all_namespaces,
+                               "goodput records", &listing);
+      rc != kExitOk || listing.items.empty()) {
+    return rc;
+  }
+  const std::vector<std::string> headers =
+      Headers(all_namespaces, {"JOB", "STATUS", "NOW", "ETTR", "WINDOW ETTR", "TRAINING",
+                               "LOST", "MOST LOST TO", "FAULTS", "CYCLES"});
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& j : listing.items) {
+    std::vector<std::string> row;
+    if (all_namespaces) row.push_back(j.value("namespace", ""));
+    row.push_back(j.value("name", ""));
+    row.push_back(j.value("status", ""));
+    row.push_back(j.value("now", ""));
+    row.push_back(RatioText(j.value("ettr", nlohmann::ordered_json())));
+    row.push_back(RatioText(j.value("windowEttr", nlohmann::ordered_json())));
+    const double training = j.value("trainingSeconds", 0.0);
+    row.push_back(SpanText(training));
+    row.push_back(SpanText(j.value("countedSeconds", 0.0) - training));
+    row.push_back(TopLossText(j.value("lostSeconds", nlohmann::ordered_json::object())));
+    row.push_back(std::to_string(j.value("faults", 0)));
+    row.push_back(std::to_string(j.value("recoveryCycles", 0)));
+    rows.push_back(std::move(row));
+  }
+  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
+  // One job: the table, then its timeline.
+  if (int rc = PrintListing(g, name, listing, headers, rows); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> timeline;
+  for (const auto& i : listing.items.front().value("timeline", nlohmann::ordered_json::array())) {
+    timeline.push_back({i.value("start", ""), i["end"].is_string() ? i.value("end", "") : "(now)",
+                        i.value("use", ""), SpanText(i.value("seconds", 0.0)),
+                        i.value("strategy", "")});
+  }
+  std::printf("\n%s", clusterctl::RenderTable({"FROM", "TO", "USE", "FOR", "STRATEGY"}, timeline)
+                          .c_str());
+  return kExitOk;
+}
+
+int GetOffenders(const Globals& g, const std::string& node) {
+  nlohmann::ordered_json body;
+  if (int rc = FetchJson(g, "/api/clusterd/v1/offenders", &body); rc != kExitOk) return rc;
+  std::vector<std::vector<std::string>> rows;
+  nlohmann::ordered_json shown = body;
+  shown["items"] = nlohmann::ordered_json::array();
+  for (const auto& n : body.value("items", nlohmann::ordered_json::array())) {
+    if (!node.empty() && n.value("node", "") != node) continue;
+    shown["items"].push_back(n);
+    std::string levels;
+    for (const auto& [level, count] : n.value("byLevel", nlohmann::ordered_json::object()).items()) {
+      absl::StrAppend(&levels, levels.empty() ? "" : ",", level, "=", count.dump());
+    }
+    const auto mtbf = n.value("mtbfSeconds", nlohmann::ordered_json());
+    rows.push_back({n.value("node", ""), std::to_string(n.value("faults", 0)),
+                    levels.empty() ? "<none>" : levels,
+                    mtbf.is_number() ? SpanText(mtbf.get<double>()) : "<none>",
+                    n.value("offender", false) ? "yes" : "no",
+                    n.value("reason", "").empty() ? "<none>" : n.value("reason", "")});
+  }
+  if (g.output == "table") {
+    const auto policy = body.value("policy", nlohmann::ordered_json::object());
+    std::fprintf(stderr, "Repeat-offender policy: %s\n",
+                 policy.value("enabled", false)
+                     ? absl::StrCat(policy.value("faults", 0), " faults within ",
+                                    FormatNumber(policy.value("windowHours", 0.0)),
+                                    "h, action ", policy.value("action", "none"))
+                           .c_str()
+                     : "off (cluster-system/clusterd-config-cm, key repeat-offender-policy.json)");
+    if (rows.empty()) {
+      std::fprintf(stderr, "No faults seen%s.\n",
+                   node.empty() ? "" : absl::StrCat(" on node ", node).c_str());
+      return kExitOk;
+    }
+  }
+  return Print(g, shown, {"NODE", "FAULTS", "BY LEVEL", "MTBF", "OFFENDER", "REASON"}, rows);
+}
+
+// ---- the slow-node detections (clusterctl get slownode [JOB]) ----
 
 // The stepTime baselines μ (ns in the JSON) as milliseconds: one value, or the range over ranks.
 std::string BaselineText(const nlohmann::ordered_json& ranks) {
@@ -668,7 +791,7 @@ int main(int argc, char** argv) {
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
                   "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
                   "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode "
-                  "[JOB], netfault [SUPERPOD], configuration")
+                  "[JOB], netfault [SUPERPOD], configuration, goodput [JOB], offenders [NODE]")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
@@ -764,6 +887,9 @@ int main(int argc, char** argv) {
     if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
     if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
     if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);
+    if (kind == "goodput") return GetGoodput(g, name, ns, all_namespaces);
+    if (kind == "offenders" || kind == "offender")
+      return GetOffenders(g, fault_node.empty() ? name : fault_node);
     if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
     if (kind == "npus" || kind == "npu")
       return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);

@@ -376,6 +376,8 @@ int main(int argc, char** argv) {
   clusterd::server::FaultFeed fault_feed(**store, brain.faults());
   if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
   http_options.fault_feed = &fault_feed;
+  brain.StartGoodput(&fault_feed);
+  http_options.goodput = &brain.goodput();
   http_options.version = CLUSTERD_VERSION;
   http_options.authorize = clusterd::server::HttpReadAuthorizer(&(*auth)->authorizer());
   absl::StatusOr<std::unique_ptr<clusterd::server::HttpServer>> http =

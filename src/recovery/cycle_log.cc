@@ -34,7 +34,7 @@ std::string StatusOf(const PatchPodGroup& patch) {
 }
 
 void EndCycle(std::string_view job, const JobRecovery& after, std::string_view reason,
-              absl::Time now, CycleTracking* cycle) {
+              absl::Time now, CycleTracking* cycle, CycleObserver* observer) {
   const std::string strategy = cycle->strategy.empty() ? "none" : cycle->strategy;
   const std::string outcome = Outcome(cycle->status);
   const double seconds = std::max(0.0, absl::ToDoubleSeconds(now - cycle->started));
@@ -58,6 +58,7 @@ void EndCycle(std::string_view job, const JobRecovery& after, std::string_view r
            {"status", cycle->status.empty() ? std::string("<none>") : cycle->status},
            {"reason", std::string(reason)},
            {"seconds", absl::StrFormat("%.3f", seconds)}});
+  if (observer != nullptr) observer->OnCycleEnded(after.job_id, strategy, outcome, now);
   *cycle = CycleTracking{};
 }
 
@@ -71,7 +72,8 @@ std::string FaultRanksText(const std::vector<FaultRank>& ranks) {
 }
 
 void LogCycleStep(std::string_view job, std::string_view before_decided, const JobRecovery& after,
-                  const std::vector<Command>& commands, absl::Time now, CycleTracking* cycle) {
+                  const std::vector<Command>& commands, absl::Time now, CycleTracking* cycle,
+                  CycleObserver* observer) {
   const bool running = cycle->started != absl::InfinitePast();
   for (const Command& command : commands) {
     if (const auto* patch = std::get_if<PatchPodGroup>(&command); patch != nullptr && running) {
@@ -81,7 +83,7 @@ void LogCycleStep(std::string_view job, std::string_view before_decided, const J
       std::string_view reason = note->message;
       constexpr std::string_view kPrefix = "controller reset: ";
       if (reason.substr(0, kPrefix.size()) == kPrefix) reason.remove_prefix(kPrefix.size());
-      EndCycle(job, after, reason, now, cycle);
+      EndCycle(job, after, reason, now, cycle, observer);
     }
   }
   if (!after.uuid.empty() && after.uuid != cycle->uuid && cycle->started == absl::InfinitePast()) {
@@ -92,6 +94,7 @@ void LogCycleStep(std::string_view job, std::string_view before_decided, const J
              {"job_id", after.job_id},
              {"cycle", after.uuid},
              {"fault_ranks", FaultRanksText(after.caches.All())}});
+    if (observer != nullptr) observer->OnCycleStarted(after.job_id, now);
   }
   if (cycle->started != absl::InfinitePast() && after.decided != before_decided &&
       !after.decided.empty()) {
@@ -105,6 +108,7 @@ void LogCycleStep(std::string_view job, std::string_view before_decided, const J
              {"offered", after.agent_strategies.empty() ? std::string("<none>")
                                                         : absl::StrJoin(after.agent_strategies, ",")},
              {"fault_ranks", FaultRanksText(after.caches.All())}});
+    if (observer != nullptr) observer->OnStrategyDecided(after.job_id, after.decided, now);
   }
 }
 

@@ -27,10 +27,23 @@ struct CycleTracking {
   std::string status;    // the newest ProcessRecoverStatus written
 };
 
+// Told of each cycle's start, strategy and end as they are logged (goodput accounting). Called
+// on the job's strand: one job at a time, different jobs possibly on different threads.
+class CycleObserver {
+ public:
+  virtual ~CycleObserver() = default;
+  virtual void OnCycleStarted(const std::string& job_id, absl::Time at) = 0;
+  virtual void OnStrategyDecided(const std::string& job_id, const std::string& strategy,
+                                 absl::Time at) = 0;
+  virtual void OnCycleEnded(const std::string& job_id, const std::string& strategy,
+                            const std::string& outcome, absl::Time at) = 0;
+};
+
 // Logs (and counts) what the step from `before_uuid`/`before_decided` to `after` with
-// `commands` changed. `job` is namespace/name.
+// `commands` changed, and tells `observer` (may be null). `job` is namespace/name.
 void LogCycleStep(std::string_view job, std::string_view before_decided, const JobRecovery& after,
-                  const std::vector<Command>& commands, absl::Time now, CycleTracking* cycle);
+                  const std::vector<Command>& commands, absl::Time now, CycleTracking* cycle,
+                  CycleObserver* observer = nullptr);
 
 // "rank:type,..." or "<none>".
 std::string FaultRanksText(const std::vector<FaultRank>& ranks);

@@ -324,7 +324,8 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
     job->state = std::move(step.next);
     LogCycleStep(absl::StrCat(job->id.ns, "/",
                               job->id.job_name.empty() ? job->id.pod_group_name : job->id.job_name),
-                 before_decided, job->state, step.commands, clock_.Now(), &job->cycle);
+                 before_decided, job->state, step.commands, clock_.Now(), &job->cycle,
+                 cycle_observer_);
     ++processed;
     for (size_t i = 0; i < step.commands.size(); ++i) {
       if (CarryOut(*job, step.commands[i], posted_at, &signalled)) continue;

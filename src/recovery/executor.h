@@ -110,6 +110,9 @@ class RecoveryExecutor {
   // RunPending().
   size_t RunDue();
 
+  // Told of every cycle's start, strategy and end (goodput); set before Start or RestoreAll.
+  void SetCycleObserver(CycleObserver* observer) { cycle_observer_ = observer; }
+
   // Production: `workers` threads process the jobs; timers wake their job by themselves.
   void Start(int workers);
   void Stop();
@@ -196,6 +199,7 @@ class RecoveryExecutor {
   SignalSink& sink_;
   FaultCentrePort* fault_centre_;
   PodLister pod_lister_;
+  CycleObserver* cycle_observer_ = nullptr;  // set before the workers start
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

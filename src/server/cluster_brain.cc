@@ -11,12 +11,19 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       data_trace_(store, jobs_),
       faults_(store, clock, &jobs_, options.faults),
       recovery_(store, clock, &jobs_, &faults_, options.recovery),
+      goodput_(store, clock, options.goodput),
       slow_node_faults_(faults_, "slow-node"),
       net_faults_sink_(faults_, "slow-network"),
       slow_node_profiling_(store, data_trace_),
       slow_nodes_(store, clock, slow_node_faults_, options.slow_node, /*lookup=*/nullptr,
                   &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
+  // Goodput: job statuses from the summaries, faults from the per-job snapshots, and the
+  // recovery cycles as the executor logs them.
+  faults_.AddJobFaultSink(&goodput_);
+  jobs_.AddSignalListener(
+      [this](const model::JobSummarySignal& signal) { goodput_.OnJobSummary(signal); });
+  recovery_.executor().SetCycleObserver(&goodput_);
   // Job identity (auth::Authorizer::ActForJob): which pod IP acts for which job ids.
   jobs_.AddPodListener([this](const std::string& key, const model::PodInfo* pod,
                               const std::string& job_id) {
@@ -49,6 +56,10 @@ ClusterBrain::~ClusterBrain() { Stop(); }
 absl::Status ClusterBrain::Start() {
   if (started_) return absl::OkStatus();
   started_ = true;
+  // The saved goodput state first: the registry's first summaries continue it.
+  if (absl::Status s = goodput_.Restore(); !s.ok()) {
+    LogWarn("cluster-brain", "goodput state not read; starting afresh", {{"error", s}});
+  }
   // The feed subscribes to the registry's pod changes before the registry lists.
   CLUSTERD_RETURN_IF_ERROR(global_rank_tables_.Start());
   CLUSTERD_RETURN_IF_ERROR(jobs_.Start());
@@ -71,6 +82,7 @@ void ClusterBrain::Stop() {
   slow_nodes_.Stop();  // first: its worker calls into the fault centre and the data trace
   if (net_faults_) net_faults_->Stop();  // its worker calls into the fault centre too
   recovery_.Stop();
+  goodput_.Stop();  // after the rooms that feed it; saves its state
   jobs_.Stop();
   global_rank_tables_.Stop();
   faults_.Stop();

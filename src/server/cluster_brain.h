@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
+#include "server/goodput_bridge.h"
 #include "server/recovery_bridge.h"
 #include "server/slow_node_bridge.h"
 #include "store/object_store.h"
@@ -33,6 +34,8 @@ class ClusterBrain {
     diagnosis::SlowNodeControllerOptions slow_node;
     // Slow-network diagnosis (issue 9, §7): enabled when net_fault.root (RAS_NET_ROOT_PATH) is set.
     diagnosis::NetDiagnosisOptions net_fault;
+    // Goodput and repeat offenders (docs/goodput.md).
+    GoodputBridge::Options goodput;
   };
 
   ClusterBrain(store::ObjectStore& store, Clock& clock, Options options);
@@ -60,6 +63,11 @@ class ClusterBrain {
   diagnosis::SlowNodeController& slow_nodes() { return slow_nodes_; }
   // Slow-network detection (pingmesh, §7); null when no RAS_NET_ROOT_PATH root is configured.
   const diagnosis::NetDiagnosisController* net_faults() const { return net_faults_.get(); }
+  // Goodput per job and the repeat-offender list; its worker starts with StartGoodput.
+  GoodputBridge& goodput() { return goodput_; }
+  // Starts the goodput worker, reading fault occurrences from `feed` (may be null). Call after
+  // Start(); Stop() stops it.
+  void StartGoodput(FaultFeed* feed) { goodput_.Start(feed); }
 
  private:
   auth::PodIdentityIndex pod_identities_;  // before jobs_: the registry feeds it
@@ -68,6 +76,7 @@ class ClusterBrain {
   cluster::DataTraceSwitches data_trace_;
   cluster::FaultCentre faults_;          // reads jobs_; started after it
   RecoveryBridge recovery_;              // reads jobs_, receives faults_'s per-job snapshots
+  GoodputBridge goodput_;                // fed by jobs_, faults_ and recovery_'s cycles
   DiagnosisFaultSink slow_node_faults_;  // into faults_
   DiagnosisFaultSink net_faults_sink_;   // into faults_
   SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_

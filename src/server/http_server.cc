@@ -13,6 +13,7 @@
 #include "diagnosis/slow_node_controller.h"
 #include "model/config_map_names.h"
 #include "server/dashboard.h"
+#include "server/goodput_bridge.h"
 #include "server/grpc_server.h"
 #include "server/recovery_bridge.h"
 
@@ -469,6 +470,39 @@ void HttpServer::RegisterRoutes() {
       }
     }
     CountRequest("/api/clusterd/v1/recovery/{job}", res.status);
+  });
+
+  // Goodput and repeat offenders (clusterctl get goodput / offenders, docs/goodput.md).
+  s.Get(R"(/api/clusterd/v1/goodput)", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.goodput == nullptr) {
+      ReplyError(res, absl::UnavailableError("no goodput accounting is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      res.set_content(options_.goodput->GoodputList(ns).dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/goodput", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/goodput/([^/]+))", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.goodput == nullptr) {
+      ReplyError(res, absl::UnavailableError("no goodput accounting is attached"));
+    } else {
+      const std::string ns = req.has_param("namespace") ? req.get_param_value("namespace") : "";
+      absl::StatusOr<nlohmann::ordered_json> job = options_.goodput->GoodputOf(req.matches[1], ns);
+      if (!job.ok()) {
+        ReplyError(res, job.status());
+      } else {
+        res.set_content(job->dump(), kJson);
+      }
+    }
+    CountRequest("/api/clusterd/v1/goodput/{job}", res.status);
+  });
+  s.Get(R"(/api/clusterd/v1/offenders)", [this](const HttpRequest&, HttpResponse& res) {
+    if (options_.goodput == nullptr) {
+      ReplyError(res, absl::UnavailableError("no goodput accounting is attached"));
+    } else {
+      res.set_content(options_.goodput->Offenders().dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/offenders", res.status);
   });
 
   // The slow-node detections (clusterctl get slownode).

@@ -28,6 +28,7 @@ namespace clusterd::server {
 
 class RecoveryBridge;
 class FaultFeed;
+class GoodputBridge;
 
 // The operator-facing HTTP endpoint:
 //   GET /healthz   liveness: 200 "ok" while the process serves
@@ -56,6 +57,11 @@ class FaultFeed;
 //   GET /api/clusterd/v1/slownode/<job>[?namespace=NS] one job (<job>: job name or id)
 //   GET /api/clusterd/v1/netfault                     slow-network detection (pingmesh): root,
 //                  configuration, and per super pod detection on/off, period, rounds, last alarms
+//   GET /api/clusterd/v1/goodput[?namespace=NS]       goodput per job: time training and lost
+//                  per cause, ETTR over the life and the window, timeline (docs/goodput.md)
+//   GET /api/clusterd/v1/goodput/<job>[?namespace=NS] one job (<job>: job id, or job name)
+//   GET /api/clusterd/v1/offenders                    faults per node and NPU, MTBF, and the
+//                  repeat-offender verdicts under the policy
 //   GET /, /dashboard, /api/clusterd/v1/events        the dashboard and its live fault feed
 //                  (server/dashboard.h)
 class HttpServer {
@@ -72,6 +78,8 @@ class HttpServer {
     // may be null (no --ras-net-root): /api/clusterd/v1/netfault answers 503
     const diagnosis::NetDiagnosisController* net_faults = nullptr;
     FaultFeed* fault_feed = nullptr;          // may be null: /api/clusterd/v1/events answers 503
+    // may be null: /api/clusterd/v1/goodput and /offenders answer 503
+    const GoodputBridge* goodput = nullptr;
     MetricsRegistry* metrics = nullptr;       // defaults to MetricsRegistry::Default()
     std::function<absl::Status()> readiness;  // null: always ready
     // Lines /readyz adds after its verdict (optional files not in use, ...); null: none.

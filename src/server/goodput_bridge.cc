@@ -1,0 +1,471 @@
+#include "server/goodput_bridge.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/metrics.h"
+#include "server/dashboard.h"
+
+namespace clusterd::server {
+namespace {
+
+constexpr char kComponent[] = "goodput";
+constexpr char kConfigMapName[] = "clusterd-config-cm";
+constexpr char kStateSource[] = "cluster-system/clusterd-goodput";
+constexpr char kPolicySource[] = "cluster-system/clusterd-config-cm";
+constexpr char kGoodputKey[] = "goodput.json";
+constexpr char kOffendersKey[] = "offenders.json";
+// A ConfigMap holds at most 1 MiB: past this the timelines are left out of the saved state.
+constexpr size_t kMaxSavedBytes = 900 * 1024;
+
+Gauge& UseGauge(cluster::TimeUse use) {
+  return MetricsRegistry::Default().GetGauge(
+      "clusterd_goodput_seconds",
+      "Time of the tracked jobs by use (training, or the cause of lost time), in seconds.",
+      {{"use", std::string(cluster::ToString(use))}});
+}
+
+Counter& StateCounter(std::string_view op, std::string_view result) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_goodput_state_total",
+      "Reads and writes of the goodput state ConfigMap, by operation and result.",
+      {{"op", std::string(op)}, {"result", std::string(result)}});
+}
+
+Counter& PolicyCounter(std::string_view result) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_repeat_offender_policy_total",
+      "Repeat-offender policies read from clusterd-config-cm, by result (applied, refused).",
+      {{"result", std::string(result)}});
+}
+
+Counter& VerdictCounter(std::string_view action, std::string_view result) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_repeat_offender_verdicts_total",
+      "Nodes judged repeat offenders, by the policy's action and whether it was carried out.",
+      {{"action", std::string(action)}, {"result", std::string(result)}});
+}
+
+std::string FaultKey(const cluster::FaultDevice& d) {
+  return absl::StrCat(d.server_name, "|", d.device_id, "|", d.code);
+}
+
+}  // namespace
+
+GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options options)
+    : store_(store), clock_(clock), options_(options), ledger_(options.ledger),
+      offenders_(clock.Now()) {
+  // Present from the start, so that a scrape shows the families before any job.
+  for (int i = 0; i < cluster::kTimeUseCount; ++i) {
+    UseGauge(static_cast<cluster::TimeUse>(i)).Set(0);
+  }
+  MetricsRegistry::Default()
+      .GetGauge("clusterd_goodput_ettr",
+                "Training time over counted time of every tracked job, over the sliding window.")
+      .Set(0);
+  MetricsRegistry::Default()
+      .GetGauge("clusterd_repeat_offenders", "Nodes currently judged repeat offenders.")
+      .Set(0);
+}
+
+GoodputBridge::~GoodputBridge() { Stop(); }
+
+absl::Status GoodputBridge::Restore() {
+  absl::StatusOr<store::Object> cm = store_.Get(store::ObjectKey{
+      std::string(store::kConfigMaps), std::string(kGoodputNamespace),
+      std::string(kGoodputConfigMap)});
+  if (!cm.ok()) {
+    if (!absl::IsNotFound(cm.status())) {
+      StateCounter("read", "error").Increment();
+      return cm.status();
+    }
+  } else {
+    const nlohmann::json data = cm->value("data", nlohmann::json::object());
+    absl::MutexLock lock(&mu_);
+    for (const char* key : {kGoodputKey, kOffendersKey}) {
+      if (!data.is_object() || !data.contains(key) || !data[key].is_string()) continue;
+      nlohmann::json saved =
+          nlohmann::json::parse(data[key].get<std::string>(), nullptr, /*allow_exceptions=*/false);
+      absl::Status s = key == std::string_view(kGoodputKey) ? ledger_.Restore(saved)
+                                                            : offenders_.Restore(saved);
+      if (!s.ok()) {
+        StateCounter("read", "malformed").Increment();
+        LogWarn(kComponent, "saved state refused; starting afresh",
+                {{"configmap", kStateSource},
+                 {"key", key},
+                 {"error", s}});
+      } else {
+        StateCounter("read", "ok").Increment();
+      }
+    }
+    LogInfo(kComponent, "state restored",
+            {{"jobs", ledger_.jobs().size()}, {"nodes", offenders_.nodes().size()}});
+  }
+  ReadPolicy();
+  return absl::OkStatus();
+}
+
+void GoodputBridge::Start(FaultFeed* feed) {
+  if (worker_.joinable()) return;
+  worker_ = std::thread([this, feed] { Run(feed); });
+}
+
+void GoodputBridge::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_ && !worker_.joinable()) return;
+    stop_ = true;
+  }
+  if (worker_.joinable()) worker_.join();
+  if (absl::Status s = Save(); !s.ok()) {
+    LogWarn(kComponent, "state not saved at stop", {{"error", s}});
+  }
+}
+
+void GoodputBridge::Run(FaultFeed* feed) {
+  // From the feed's start: its backlog holds the faults of the current view, and a fault the
+  // saved state already counted (still active) is not counted again.
+  uint64_t seen = 0;
+  absl::Time next_tick = clock_.Now();
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return;
+    }
+    if (feed != nullptr && !feed->stopped()) {
+      for (const FaultFeed::Entry& e : feed->Since(seen, options_.tick)) {
+        seen = std::max(seen, e.seq);
+        if (e.change == "occur") {
+          OnFaultOccurred(e.node, e.npu, e.code, e.level, e.at);
+        } else {
+          OnFaultCleared(e.node, e.npu, e.code);
+        }
+      }
+    } else {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), options_.tick);
+    }
+    if (clock_.Now() >= next_tick) {
+      Tick();
+      next_tick = clock_.Now() + options_.tick;
+    }
+  }
+}
+
+void GoodputBridge::OnJobSummary(const model::JobSummarySignal& signal) {
+  if (signal.job_id.empty()) return;
+  const bool deleted = signal.op == model::kJobOperatorDelete;
+  absl::MutexLock lock(&mu_);
+  ledger_.ObserveJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name),
+                     model::ParseJobStatus(signal.job_status), deleted, clock_.Now());
+  if (deleted) job_faults_.erase(signal.job_id);
+  dirty_ = true;
+}
+
+void GoodputBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
+  std::set<std::string> now_keys;
+  std::optional<int64_t> earliest_new_ms;
+  absl::MutexLock lock(&mu_);
+  const std::set<std::string>& before = job_faults_[faults.job_id];
+  for (const cluster::FaultDevice& d : faults.devices) {
+    if (!cluster::InterruptsTraining(d.level)) continue;
+    std::string key = FaultKey(d);
+    if (!before.contains(key) && d.fault_time_ms > 0) {
+      earliest_new_ms = std::min(earliest_new_ms.value_or(d.fault_time_ms), d.fault_time_ms);
+    } else if (!before.contains(key) && !earliest_new_ms.has_value()) {
+      earliest_new_ms = absl::ToUnixMillis(clock_.Now());
+    }
+    now_keys.insert(std::move(key));
+  }
+  const absl::Time now = clock_.Now();
+  if (now_keys.empty()) {
+    ledger_.ObserveFaults(faults.job_id, std::nullopt, now);
+    job_faults_.erase(faults.job_id);
+  } else {
+    if (earliest_new_ms.has_value()) {
+      ledger_.ObserveFaults(faults.job_id, absl::FromUnixMillis(*earliest_new_ms), now);
+    }
+    job_faults_[faults.job_id] = std::move(now_keys);
+  }
+  dirty_ = true;
+}
+
+void GoodputBridge::OnCycleStarted(const std::string& job_id, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  ledger_.CycleStarted(job_id, at);
+  dirty_ = true;
+}
+
+void GoodputBridge::OnStrategyDecided(const std::string& job_id, const std::string& strategy,
+                                      absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  ledger_.StrategyDecided(job_id, strategy, at);
+  dirty_ = true;
+}
+
+void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&,
+                                 const std::string&, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  ledger_.CycleEnded(job_id, at);
+  dirty_ = true;
+}
+
+void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& npu,
+                                    const std::string& code, const std::string& level,
+                                    absl::Time at) {
+  std::optional<cluster::OffenderVerdict> verdict;
+  {
+    absl::MutexLock lock(&mu_);
+    verdict = offenders_.ObserveFault(node, npu, code, level, at);
+    dirty_ = true;
+  }
+  if (verdict.has_value()) Act(*verdict);
+}
+
+void GoodputBridge::OnFaultCleared(const std::string& node, const std::string& npu,
+                                   const std::string& code) {
+  absl::MutexLock lock(&mu_);
+  offenders_.ObserveClear(node, npu, code);
+}
+
+void GoodputBridge::ReadPolicy() {
+  absl::StatusOr<store::Object> cm = store_.Get(store::ObjectKey{
+      std::string(store::kConfigMaps), std::string(kGoodputNamespace), kConfigMapName});
+  std::string text;
+  if (cm.ok()) {
+    const nlohmann::json data = cm->value("data", nlohmann::json::object());
+    if (data.is_object() && data.contains(kOffenderPolicyKey) &&
+        data[std::string(kOffenderPolicyKey)].is_string()) {
+      text = data[std::string(kOffenderPolicyKey)].get<std::string>();
+    }
+  } else if (!absl::IsNotFound(cm.status())) {
+    return;  // the store is away: keep what we have
+  }
+  std::vector<cluster::OffenderVerdict> verdicts;
+  {
+    absl::MutexLock lock(&mu_);
+    if (text == policy_text_) return;
+    policy_text_ = text;
+    cluster::OffenderPolicy policy;  // absent: off
+    if (!text.empty()) {
+      absl::StatusOr<cluster::OffenderPolicy> parsed = cluster::ParseOffenderPolicy(text);
+      if (!parsed.ok()) {
+        PolicyCounter("refused").Increment();
+        LogWarn(kComponent, "repeat-offender policy refused; the previous one stays",
+                {{"configmap", kPolicySource},
+                 {"key", std::string(kOffenderPolicyKey)},
+                 {"error", parsed.status()},
+                 {"policy", offenders_.policy().ToJson().dump()}});
+        return;
+      }
+      policy = *std::move(parsed);
+    }
+    if (policy == offenders_.policy()) return;
+    PolicyCounter("applied").Increment();
+    LogInfo(kComponent, "repeat-offender policy applied",
+            {{"configmap", kPolicySource},
+             {"policy", policy.ToJson().dump()}});
+    verdicts = offenders_.SetPolicy(std::move(policy), clock_.Now());
+    dirty_ = true;
+  }
+  for (const auto& v : verdicts) Act(v);
+}
+
+void GoodputBridge::Act(const cluster::OffenderVerdict& verdict) {
+  LogInfo(kComponent, "repeat offender",
+          {{"node", verdict.node}, {"action", verdict.action}, {"reason", verdict.reason}});
+  if (verdict.action == "none") {
+    VerdictCounter(verdict.action, "done").Increment();
+    return;
+  }
+  const store::ObjectKey key{std::string(store::kNodes), "", verdict.node};
+  store::Object patch = {{"metadata", {{"annotations", {{kOffenderAnnotation, verdict.reason}}}}}};
+  if (verdict.action == "cordon") {
+    patch["spec"] = {{"unschedulable", true}};
+  } else {
+    // A merge patch replaces the taint list: read it, add ours once, write it back on the
+    // version read (a conflict fails, logged and counted, rather than drop another's taint).
+    absl::StatusOr<store::Object> node = store_.Get(key);
+    if (!node.ok()) {
+      VerdictCounter(verdict.action, "failed").Increment();
+      LogWarn(kComponent, "repeat offender not tainted", {{"node", verdict.node}, {"error", node.status()}});
+      return;
+    }
+    nlohmann::json taints = nlohmann::json::array();
+    if (auto spec = node->find("spec"); spec != node->end() && spec->contains("taints") &&
+                                        (*spec)["taints"].is_array()) {
+      taints = (*spec)["taints"];
+    }
+    const bool present = std::any_of(taints.begin(), taints.end(), [](const nlohmann::json& t) {
+      return t.is_object() && t.value("key", "") == kOffenderAnnotation;
+    });
+    if (!present) {
+      taints.push_back({{"key", std::string(kOffenderAnnotation)},
+                        {"value", "true"},
+                        {"effect", "NoSchedule"}});
+    }
+    patch["spec"] = {{"taints", std::move(taints)}};
+    patch["metadata"]["resourceVersion"] =
+        (*node)["metadata"].value("resourceVersion", std::string());
+  }
+  absl::StatusOr<store::Object> patched = store_.Patch(key, patch);
+  if (!patched.ok()) {
+    VerdictCounter(verdict.action, "failed").Increment();
+    LogWarn(kComponent, "repeat-offender action failed",
+            {{"node", verdict.node}, {"action", verdict.action}, {"error", patched.status()}});
+    return;
+  }
+  VerdictCounter(verdict.action, "done").Increment();
+}
+
+void GoodputBridge::Tick() {
+  ReadPolicy();
+  const absl::Time now = clock_.Now();
+  bool save_due = false;
+  {
+    absl::MutexLock lock(&mu_);
+    offenders_.Expire(now);
+    if (size_t pruned = ledger_.Prune(now); pruned > 0) {
+      dirty_ = true;
+      LogInfo(kComponent, "deleted jobs pruned", {{"jobs", pruned}});
+    }
+    absl::Duration by_use[cluster::kTimeUseCount] = {};
+    absl::Duration window_training, window_counted;
+    const absl::Duration window = ledger_.options().window;
+    for (const auto& [id, job] : ledger_.jobs()) {
+      for (int i = 0; i < cluster::kTimeUseCount; ++i) {
+        by_use[i] += job.Total(static_cast<cluster::TimeUse>(i), now);
+      }
+      const cluster::JobGoodput::WindowShare share = job.Window(now, window);
+      window_training += share.training;
+      window_counted += share.counted;
+    }
+    for (int i = 0; i < cluster::kTimeUseCount; ++i) {
+      UseGauge(static_cast<cluster::TimeUse>(i)).Set(absl::ToDoubleSeconds(by_use[i]));
+    }
+    MetricsRegistry::Default()
+        .GetGauge("clusterd_goodput_ettr",
+                  "Training time over counted time of every tracked job, over the sliding window.")
+        .Set(window_counted > absl::ZeroDuration()
+                 ? absl::ToDoubleSeconds(window_training) / absl::ToDoubleSeconds(window_counted)
+                 : 0);
+    int64_t offenders = 0;
+    for (const auto& [node, r] : offenders_.nodes()) offenders += r.offender ? 1 : 0;
+    MetricsRegistry::Default()
+        .GetGauge("clusterd_repeat_offenders", "Nodes currently judged repeat offenders.")
+        .Set(static_cast<double>(offenders));
+    save_due = dirty_ && now - last_save_ >= options_.save_every;
+  }
+  if (save_due) {
+    if (absl::Status s = Save(); !s.ok()) {
+      LogWarn(kComponent, "state not saved; will retry", {{"error", s}});
+    }
+  }
+}
+
+absl::Status GoodputBridge::Save() {
+  std::string goodput, offenders;
+  const absl::Time now = clock_.Now();
+  {
+    absl::MutexLock lock(&mu_);
+    if (!dirty_) return absl::OkStatus();
+    nlohmann::json ledger_state = ledger_.Save(now);
+    goodput = ledger_state.dump();
+    offenders = offenders_.Save().dump();
+    if (goodput.size() + offenders.size() > kMaxSavedBytes) {
+      for (auto& job : ledger_state["jobs"]) job["timeline"] = nlohmann::json::array();
+      goodput = ledger_state.dump();
+      LogWarn(kComponent, "state too large for one ConfigMap: timelines left out",
+              {{"jobs", ledger_.jobs().size()}});
+    }
+    dirty_ = false;
+    last_save_ = now;
+  }
+  store::Object cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", std::string(kGoodputConfigMap)},
+        {"namespace", std::string(kGoodputNamespace)},
+        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
+      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}}}};
+  absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);
+  if (!written.ok() && absl::IsNotFound(written.status())) {
+    written = store_.Create(store::kConfigMaps, cm);
+  }
+  if (!written.ok()) {
+    StateCounter("write", "error").Increment();
+    absl::MutexLock lock(&mu_);
+    dirty_ = true;
+    return written.status();
+  }
+  StateCounter("write", "ok").Increment();
+  return absl::OkStatus();
+}
+
+nlohmann::ordered_json GoodputBridge::GoodputList(const std::string& ns) const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  std::vector<const cluster::JobGoodput*> jobs;
+  for (const auto& [id, job] : ledger_.jobs()) {
+    if (!ns.empty() && job.name.rfind(ns + "/", 0) != 0) continue;
+    jobs.push_back(&job);
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->name, a->job_id) < std::tie(b->name, b->job_id);
+  });
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const auto* job : jobs) items.push_back(ledger_.JobJson(*job, now));
+  return {{"kind", "GoodputList"},
+          {"windowSeconds", absl::ToDoubleSeconds(ledger_.options().window)},
+          {"items", std::move(items)}};
+}
+
+absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::string& job,
+                                                                const std::string& ns) const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  if (const cluster::JobGoodput* j = ledger_.Find(job); j != nullptr) {
+    return ledger_.JobJson(*j, now);
+  }
+  std::vector<const cluster::JobGoodput*> matches;
+  for (const auto& [id, j] : ledger_.jobs()) {
+    const size_t slash = j.name.find('/');
+    const std::string name = slash == std::string::npos ? j.name : j.name.substr(slash + 1);
+    const std::string job_ns = slash == std::string::npos ? "" : j.name.substr(0, slash);
+    if (j.name == job || (name == job && (ns.empty() || job_ns == ns))) matches.push_back(&j);
+  }
+  if (matches.empty()) {
+    return absl::NotFoundError(absl::StrCat("no goodput record of job ", job,
+                                            ns.empty() ? "" : " in namespace " + ns));
+  }
+  // The same name again (a job re-created): the live one, else the newest.
+  const cluster::JobGoodput* best = matches.front();
+  for (const auto* m : matches) {
+    if ((best->deleted && !m->deleted) ||
+        (best->deleted == m->deleted && m->first_seen > best->first_seen)) {
+      best = m;
+    }
+  }
+  if (ns.empty()) {
+    std::set<std::string> namespaces;
+    for (const auto* m : matches) {
+      if (!m->deleted) namespaces.insert(m->name.substr(0, m->name.find('/')));
+    }
+    if (namespaces.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job name ", job, " is in ", namespaces.size(), " namespaces: give ?namespace="));
+    }
+  }
+  return ledger_.JobJson(*best, now);
+}
+
+nlohmann::ordered_json GoodputBridge::Offenders() const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  return offenders_.ToJson(now);
+}
+
+}  // namespace clusterd::server

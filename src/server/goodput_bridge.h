@@ -1,0 +1,104 @@
+#pragma once
+
+// Goodput and repeat offenders (docs/goodput.md) fed from what clusterd already sees: the job
+// summaries (status), the fault centre's per-job snapshots (when a fault hit a running job), the
+// recovery cycles (start, strategy, end) and the fault feed (every fault occurrence per node and
+// NPU). Keeps its state in the store (ConfigMap cluster-system/clusterd-goodput, bounded), reads
+// the repeat-offender policy from cluster-system/clusterd-config-cm key
+// repeat-offender-policy.json (off when absent; a refused policy keeps the previous one), carries
+// out the policy's action (cordon or taint) once per verdict, and exports the aggregate metrics.
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "cluster/fault_job_faults.h"
+#include "cluster/goodput_ledger.h"
+#include "cluster/repeat_offenders.h"
+#include "common/clock.h"
+#include "model/job_summary_signal.h"
+#include "nlohmann/json.hpp"
+#include "recovery/cycle_log.h"
+#include "store/object_store.h"
+
+namespace clusterd::server {
+
+class FaultFeed;
+
+inline constexpr std::string_view kGoodputNamespace = "cluster-system";
+inline constexpr std::string_view kGoodputConfigMap = "clusterd-goodput";
+inline constexpr std::string_view kOffenderPolicyKey = "repeat-offender-policy.json";
+inline constexpr std::string_view kOffenderAnnotation = "clusterd.io/repeat-offender";
+
+class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserver {
+ public:
+  struct Options {
+    cluster::GoodputOptions ledger;
+    absl::Duration tick = absl::Seconds(5);         // policy read, expiry, prune, metrics
+    absl::Duration save_every = absl::Seconds(30);  // the state ConfigMap (when changed)
+  };
+
+  GoodputBridge(store::ObjectStore& store, Clock& clock, Options options);
+  GoodputBridge(store::ObjectStore& store, Clock& clock)
+      : GoodputBridge(store, clock, Options{}) {}
+  ~GoodputBridge() override;
+
+  // Restores the persisted state (a malformed one is logged and counted, and starts afresh) and
+  // reads the policy once.
+  absl::Status Restore();
+  // Starts the worker; `feed` (may be null) gives the fault occurrences of the offender list.
+  void Start(FaultFeed* feed);
+  void Stop();
+
+  // Inputs (any thread).
+  void OnJobSummary(const model::JobSummarySignal& signal);
+  void OnJobFaults(const cluster::JobFaultRanks& faults) override;
+  void OnCycleStarted(const std::string& job_id, absl::Time at) override;
+  void OnStrategyDecided(const std::string& job_id, const std::string& strategy,
+                         absl::Time at) override;
+  void OnCycleEnded(const std::string& job_id, const std::string& strategy,
+                    const std::string& outcome, absl::Time at) override;
+  void OnFaultOccurred(const std::string& node, const std::string& npu, const std::string& code,
+                       const std::string& level, absl::Time at);
+  void OnFaultCleared(const std::string& node, const std::string& npu, const std::string& code);
+
+  // One pass of the worker: policy, expiry, pruning, metrics, and the state when due (tests).
+  void Tick();
+  absl::Status Save();
+
+  // GET /api/clusterd/v1/goodput[?namespace=NS]: {"kind":"GoodputList",...,"items":[...]}.
+  nlohmann::ordered_json GoodputList(const std::string& ns) const;
+  // GET /api/clusterd/v1/goodput/<job>: by job id, or namespace/name, or name (NotFound, or
+  // InvalidArgument when a name is ambiguous without a namespace).
+  absl::StatusOr<nlohmann::ordered_json> GoodputOf(const std::string& job,
+                                                   const std::string& ns) const;
+  // GET /api/clusterd/v1/offenders.
+  nlohmann::ordered_json Offenders() const;
+
+ private:
+  void ReadPolicy();
+  void Act(const cluster::OffenderVerdict& verdict);
+  void Run(FaultFeed* feed);
+
+  store::ObjectStore& store_;
+  Clock& clock_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  cluster::GoodputLedger ledger_ ABSL_GUARDED_BY(mu_);
+  cluster::RepeatOffenders offenders_ ABSL_GUARDED_BY(mu_);
+  // Per job: the interrupting faults (node|device|code) of its last snapshot.
+  std::map<std::string, std::set<std::string>> job_faults_ ABSL_GUARDED_BY(mu_);
+  std::string policy_text_ ABSL_GUARDED_BY(mu_);  // the last policy text read (applied or not)
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;
+  absl::Time last_save_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_;
+};
+
+}  // namespace clusterd::server

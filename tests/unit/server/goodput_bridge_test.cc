@@ -1,0 +1,184 @@
+// The goodput bridge over a memory store and a manual clock: the inputs clusterd sees become a
+// job's account, the state survives a new bridge (a restart), the repeat-offender policy comes
+// from clusterd-config-cm (a refused one keeps the previous) and its action cordons the node.
+#include "server/goodput_bridge.h"
+
+#include "absl/strings/match.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+#include "store/memory/memory_store.h"
+
+namespace clusterd::server {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1767225600);
+
+class GoodputBridgeTest : public ::testing::Test {
+ protected:
+  GoodputBridgeTest() : clock_(kStart), store_(MemOptions()) {}
+  store::MemoryStore::Options MemOptions() {
+    store::MemoryStore::Options o;
+    o.clock = &clock_;
+    return o;
+  }
+
+  static model::JobSummarySignal Summary(std::string status, std::string op = "add") {
+    model::JobSummarySignal s;
+    s.job_id = "uid-1";
+    s.job_name = "llama";
+    s.ns = "default";
+    s.job_status = std::move(status);
+    s.op = std::move(op);
+    return s;
+  }
+  static cluster::JobFaultRanks Faults(std::vector<std::pair<std::string, int64_t>> codes) {
+    cluster::JobFaultRanks f;
+    f.job_id = "uid-1";
+    for (const auto& [code, at_ms] : codes) {
+      cluster::FaultDevice d;
+      d.server_name = "node-1";
+      d.device_id = "3";
+      d.code = code;
+      d.level = "RestartNPU";
+      d.fault_time_ms = at_ms;
+      f.devices.push_back(d);
+    }
+    return f;
+  }
+  void PutPolicy(const std::string& text) {
+    store::Object cm = {{"apiVersion", "v1"},
+                        {"kind", "ConfigMap"},
+                        {"metadata", {{"name", "clusterd-config-cm"}, {"namespace", "cluster-system"}}},
+                        {"data", {{std::string(kOffenderPolicyKey), text}}}};
+    if (!store_.Update(store::kConfigMaps, cm).ok()) {
+      ASSERT_TRUE(store_.Create(store::kConfigMaps, cm).ok());
+    }
+  }
+  void PutNode(const std::string& name) {
+    ASSERT_TRUE(store_
+                    .Create(store::kNodes, {{"apiVersion", "v1"},
+                                            {"kind", "Node"},
+                                            {"metadata", {{"name", name}}},
+                                            {"spec", nlohmann::json::object()}})
+                    .ok());
+  }
+  int64_t Ms(absl::Duration d) { return absl::ToUnixMillis(kStart + d); }
+
+  ManualClock clock_;
+  store::MemoryStore store_;
+};
+
+TEST_F(GoodputBridgeTest, WhatClusterdSeesBecomesTheJobsAccount) {
+  GoodputBridge bridge(store_, clock_);
+  ASSERT_TRUE(bridge.Restore().ok());
+  bridge.OnJobSummary(Summary("running"));
+  clock_.Advance(absl::Seconds(100));
+  bridge.OnJobFaults(Faults({{"80E01801", Ms(absl::Seconds(95))}}));
+  // The same fault again (another snapshot of it) is not a new one.
+  clock_.Advance(absl::Seconds(1));
+  bridge.OnJobFaults(Faults({{"80E01801", Ms(absl::Seconds(95))}}));
+  bridge.OnCycleStarted("uid-1", clock_.Now());
+  clock_.Advance(absl::Seconds(4));
+  bridge.OnStrategyDecided("uid-1", "recover", clock_.Now());
+  clock_.Advance(absl::Seconds(30));
+  bridge.OnCycleEnded("uid-1", "recover", "success", clock_.Now());
+  clock_.Advance(absl::Seconds(65));
+
+  absl::StatusOr<nlohmann::ordered_json> job = bridge.GoodputOf("llama", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["jobId"], "uid-1");
+  EXPECT_EQ((*job)["trainingSeconds"], 95.0 + 65.0);
+  // The fault struck at 95 s, clusterd saw it at 100 s, decided at 105 s.
+  EXPECT_EQ((*job)["lostSeconds"]["detection"], 5.0);
+  EXPECT_EQ((*job)["lostSeconds"]["decision"], 5.0);
+  EXPECT_EQ((*job)["lostSeconds"]["process_restart"], 30.0);
+  EXPECT_EQ((*job)["ettr"], 0.8);
+  EXPECT_EQ((*job)["faults"], 1);
+  EXPECT_TRUE(bridge.GoodputOf("uid-1", "").ok());
+  EXPECT_TRUE(absl::IsNotFound(bridge.GoodputOf("llama", "other").status()));
+  EXPECT_EQ(bridge.GoodputList("default")["items"].size(), 1u);
+  EXPECT_EQ(bridge.GoodputList("other")["items"].size(), 0u);
+}
+
+TEST_F(GoodputBridgeTest, TheStateSurvivesARestart) {
+  {
+    GoodputBridge bridge(store_, clock_);
+    ASSERT_TRUE(bridge.Restore().ok());
+    bridge.OnJobSummary(Summary("running"));
+    clock_.Advance(absl::Seconds(50));
+    bridge.OnFaultOccurred("node-1", "3", "80E01801", "RestartNPU", clock_.Now());
+    bridge.Stop();  // saves
+  }
+  clock_.Advance(absl::Seconds(10));  // clusterd was away: the job kept its use (training)
+  GoodputBridge again(store_, clock_);
+  ASSERT_TRUE(again.Restore().ok());
+  absl::StatusOr<nlohmann::ordered_json> job = again.GoodputOf("uid-1", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["trainingSeconds"], 60.0);
+  EXPECT_EQ(again.Offenders()["items"][0]["faults"], 1);
+  // The fault is still active: the feed's backlog repeating it is not a second occurrence.
+  again.OnFaultOccurred("node-1", "3", "80E01801", "RestartNPU", clock_.Now());
+  EXPECT_EQ(again.Offenders()["items"][0]["faults"], 1);
+}
+
+TEST_F(GoodputBridgeTest, AMalformedSavedStateStartsAfresh) {
+  ASSERT_TRUE(store_
+                  .Create(store::kConfigMaps,
+                          {{"apiVersion", "v1"},
+                           {"kind", "ConfigMap"},
+                           {"metadata", {{"name", "clusterd-goodput"}, {"namespace", "cluster-system"}}},
+                           {"data", {{"goodput.json", "{not json"}, {"offenders.json", "[]"}}}})
+                  .ok());
+  GoodputBridge bridge(store_, clock_);
+  EXPECT_TRUE(bridge.Restore().ok());
+  EXPECT_EQ(bridge.GoodputList("")["items"].size(), 0u);
+}
+
+TEST_F(GoodputBridgeTest, ThePolicyComesFromTheConfigMapAndARefusedOneKeepsThePrevious) {
+  PutNode("node-1");
+  GoodputBridge bridge(store_, clock_);
+  ASSERT_TRUE(bridge.Restore().ok());
+  EXPECT_EQ(bridge.Offenders()["policy"]["enabled"], false);
+  PutPolicy(R"({"enabled":true,"faults":3,"windowHours":1,"action":"cordon"})");
+  bridge.Tick();
+  EXPECT_EQ(bridge.Offenders()["policy"]["enabled"], true);
+  PutPolicy(R"({"enabled":true,"faults":0})");
+  bridge.Tick();
+  EXPECT_EQ(bridge.Offenders()["policy"]["faults"], 3);
+  EXPECT_EQ(bridge.Offenders()["policy"]["action"], "cordon");
+
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(absl::Minutes(5));  // apart: three faults, not one on three NPUs
+    bridge.OnFaultOccurred("node-1", std::to_string(i), "80E01801", "RestartNPU", clock_.Now());
+  }
+  absl::StatusOr<store::Object> node = store_.Get({std::string(store::kNodes), "", "node-1"});
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ((*node)["spec"]["unschedulable"], true);
+  const std::string why = (*node)["metadata"]["annotations"][std::string(kOffenderAnnotation)];
+  EXPECT_TRUE(absl::StrContains(why, "3 faults within 1h")) << why;
+  EXPECT_EQ(bridge.Offenders()["items"][0]["offender"], true);
+}
+
+TEST_F(GoodputBridgeTest, ATaintIsAddedOnceBesideTheNodesOwn) {
+  ASSERT_TRUE(store_
+                  .Create(store::kNodes,
+                          {{"apiVersion", "v1"},
+                           {"kind", "Node"},
+                           {"metadata", {{"name", "node-2"}}},
+                           {"spec", {{"taints", {{{"key", "other"}, {"effect", "NoExecute"}}}}}}})
+                  .ok());
+  GoodputBridge bridge(store_, clock_);
+  ASSERT_TRUE(bridge.Restore().ok());
+  PutPolicy(R"({"enabled":true,"faults":2,"action":"taint"})");
+  bridge.Tick();
+  bridge.OnFaultOccurred("node-2", "0", "a", "RestartNPU", clock_.Now());
+  bridge.OnFaultOccurred("node-2", "1", "b", "RestartNPU", clock_.Now());
+  absl::StatusOr<store::Object> node = store_.Get({std::string(store::kNodes), "", "node-2"});
+  ASSERT_TRUE(node.ok());
+  ASSERT_EQ((*node)["spec"]["taints"].size(), 2u);
+  EXPECT_EQ((*node)["spec"]["taints"][0]["key"], "other");
+  EXPECT_EQ((*node)["spec"]["taints"][1]["key"], std::string(kOffenderAnnotation));
+}
+
+}  // namespace
+}  // namespace clusterd::server
