@@ -480,7 +480,8 @@ int GetOffenders(const Globals& g, const std::string& node) {
     if (!node.empty() && n.value("node", "") != node) continue;
     shown["items"].push_back(n);
     std::string levels;
-    for (const auto& [level, count] : n.value("byLevel", nlohmann::ordered_json::object()).items()) {
+    const nlohmann::ordered_json by_level = n.value("byLevel", nlohmann::ordered_json::object());
+    for (const auto& [level, count] : by_level.items()) {
       absl::StrAppend(&levels, levels.empty() ? "" : ",", level, "=", count.dump());
     }
     const auto mtbf = n.value("mtbfSeconds", nlohmann::ordered_json());

@@ -121,7 +121,7 @@ std::optional<OffenderVerdict> RepeatOffenders::Judge(const std::string& node,
   std::vector<std::string> what;
   for (const NodeFaultOccurrence* f : in_window) {
     what.push_back(absl::StrCat(
-        f->code, "@", f->npu.empty() || f->npu == "-1" ? "node" : "npu" + f->npu,
+        f->code, "@", f->npu.empty() || f->npu == "-1" ? std::string("node") : f->npu,
         f->npus > 1 ? absl::StrCat("+", f->npus - 1, " more") : "", " ", f->level, " ",
         Rfc3339(f->at)));
   }

@@ -4,7 +4,10 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cluster/repeat_offenders.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/hex_code.h"
 #include "yaml-cpp/yaml.h"
@@ -301,7 +304,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
   s.file = std::string(file);
   try {
     SIM_RETURN_IF_ERROR(c.OnlyKeys(root, "scenario",
-                                   {"name", "cluster", "jobs", "faults", "replay", "duration_s"}));
+                                   {"name", "cluster", "jobs", "faults", "replay", "goodput",
+                                    "duration_s"}));
     SIM_RETURN_IF_ERROR(c.Get(root, "name", &s.name));
     SIM_RETURN_IF_ERROR(c.Get(root, "duration_s", &s.duration_s));
     if (s.duration_s <= 0 || s.duration_s > 86400) {
@@ -356,6 +360,34 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
         return c.Error(r, "max_events must be in [0, 100000]");
       }
       s.replay = replay;
+    }
+    if (root["goodput"]) {
+      const YAML::Node g = root["goodput"];
+      SIM_RETURN_IF_ERROR(c.OnlyKeys(g, "goodput", {"tolerance", "offender_policy", "offenders"}));
+      GoodputCheck check;
+      check.line = g.Mark().line + 1;
+      SIM_RETURN_IF_ERROR(c.Get(g, "tolerance", &check.tolerance));
+      SIM_RETURN_IF_ERROR(c.Get(g, "offender_policy", &check.offender_policy));
+      SIM_RETURN_IF_ERROR(c.Get(g, "offenders", &check.offenders));
+      if (!(check.tolerance > 0 && check.tolerance <= 1)) {
+        return c.Error(g, "tolerance must be in (0, 1]");
+      }
+      if (!check.offender_policy.empty()) {
+        if (absl::StatusOr<cluster::OffenderPolicy> p =
+                cluster::ParseOffenderPolicy(check.offender_policy);
+            !p.ok()) {
+          return c.Error(g["offender_policy"], absl::StrCat("offender_policy: ", p.status().message()));
+        }
+      }
+      for (const std::string& node : check.offenders) {
+        int index = 0;
+        if (!absl::StartsWith(node, "node-") ||
+            !absl::SimpleAtoi(absl::string_view(node).substr(5), &index) || index < 1 ||
+            index > s.cluster.nodes) {
+          return c.Error(g["offenders"], absl::StrCat("unknown node \"", node, "\""));
+        }
+      }
+      s.goodput = std::move(check);
     }
   } catch (const YAML::Exception& e) {
     return c.Error(e.mark.line + 1, e.msg);

@@ -86,6 +86,16 @@ struct ReplaySpec {
   double from_day = 0;  // skip the trace's episodes that start before this day
 };
 
+// Checks of clusterd's goodput accounting (docs/goodput.md) at the end of the run.
+struct GoodputCheck {
+  int line = 0;
+  // For every job: clusterd's training share (from its timeline) and the simulator's (its step
+  // ticks) over the span the simulator watched may differ by at most this much (0..1).
+  double tolerance = 0.05;
+  std::string offender_policy;         // written as repeat-offender-policy.json ("" = none)
+  std::vector<std::string> offenders;  // nodes that must be judged repeat offenders at the end
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -93,6 +103,7 @@ struct Scenario {
   std::vector<JobSpec> jobs;
   std::vector<FaultSpec> faults;
   std::optional<ReplaySpec> replay;
+  std::optional<GoodputCheck> goodput;
   double duration_s = 120;  // stop injecting and wait for recovery at most until this time
 };
 

@@ -23,6 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "pubfault.grpc.pb.h"
 #include "sim/clusterd_process.h"
+#include "sim/goodput_check.h"
 #include "sim/mini_scheduler.h"
 #include "sim/signal_attribution.h"
 #include "sim/sim_nodes.h"
@@ -176,6 +177,13 @@ absl::Status Runner::StartAll() {
 
   if (scenario_.cluster.pingmesh) {
     if (absl::Status s = CreatePingmeshConfig(); !s.ok()) return s;
+  }
+  if (scenario_.goodput.has_value() && !scenario_.goodput->offender_policy.empty()) {
+    if (absl::Status s = WriteOffenderPolicy(*store_, scenario_.goodput->offender_policy);
+        !s.ok()) {
+      return s;
+    }
+    std::printf("repeat-offender policy %s\n", scenario_.goodput->offender_policy.c_str());
   }
   nodes_ = std::make_unique<SimNodes>(*store_, scenario_.cluster, options_.data_dir);
   if (absl::Status s = nodes_->Start(); !s.ok()) return s;
@@ -803,6 +811,17 @@ absl::Status Runner::Run() {
   for (const auto& [name, job] : jobs_) {
     if (!job->training()) stuck.push_back(name);
   }
+  std::vector<std::string> goodput_failures;
+  if (scenario_.goodput.has_value()) {
+    std::vector<SimJobTraining> watched;
+    for (const auto& [name, job] : jobs_) {
+      if (auto t = job->Training()) {
+        watched.push_back({job->spec().ns, name, t->from, t->to, t->share});
+      }
+    }
+    goodput_failures = CheckGoodput(*scenario_.goodput, clusterd_->http_address(), watched);
+    for (const std::string& line : goodput_failures) std::printf("GOODPUT: %s\n", line.c_str());
+  }
   std::printf("clusterd log: %s\n", clusterd_->log_path().c_str());
   StopAll();
   if (!stuck.empty()) {
@@ -814,6 +833,9 @@ absl::Status Runner::Run() {
                                                       " signal(s) not explained by a fault on "
                                                       "the job's NPUs: ",
                                                       misattributed.front()));
+  }
+  if (!goodput_failures.empty()) {
+    return absl::FailedPreconditionError(goodput_failures.front());
   }
   return absl::OkStatus();
 }

@@ -191,6 +191,19 @@ std::vector<SimTrainingJob::SignalRecord> SimTrainingJob::signals() const {
   return signals_;
 }
 
+std::optional<SimTrainingJob::TrainingShare> SimTrainingJob::Training() const {
+  absl::MutexLock lock(&mu_);
+  if (ticks_.size() < 2) return std::nullopt;
+  // Each tick stands for the period up to the next one.
+  absl::Duration training;
+  for (size_t i = 0; i + 1 < ticks_.size(); ++i) {
+    if (ticks_[i].training) training += ticks_[i + 1].at - ticks_[i].at;
+  }
+  const absl::Duration span = ticks_.back().at - ticks_.front().at;
+  if (span <= absl::ZeroDuration()) return std::nullopt;
+  return TrainingShare{ticks_.front().at, ticks_.back().at, absl::FDivDuration(training, span)};
+}
+
 std::optional<absl::Time> SimTrainingJob::ResumedAfter(absl::Time since) const {
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i + 1 < ticks_.size(); ++i) {

@@ -67,6 +67,13 @@ class SimTrainingJob final : public client::SignalHandler {
   // (nullopt: not yet). A cycle that never stopped the job (retry, hot switch) resumes at the
   // first step after its decision.
   std::optional<absl::Time> ResumedAfter(absl::Time since) const;
+  // The span of the step ticks kept (first to last) and the share of it spent training: the
+  // simulator's own goodput, to hold clusterd's against. nullopt before two ticks.
+  struct TrainingShare {
+    absl::Time from, to;
+    double share = 0;
+  };
+  std::optional<TrainingShare> Training() const;
 
   // client::SignalHandler
   void OnSignal(const ::ProcessManageSignal& signal) override;

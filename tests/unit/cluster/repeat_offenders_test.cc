@@ -41,7 +41,7 @@ TEST(RepeatOffenders, TheThirdFaultWithinTheWindowMakesAnOffenderOnce) {
   EXPECT_EQ(v->node, "node-1");
   EXPECT_EQ(v->action, "cordon");
   EXPECT_TRUE(absl::StrContains(v->reason, "3 faults within 1h (policy: 3)")) << v->reason;
-  EXPECT_TRUE(absl::StrContains(v->reason, "80E01801@npu3 RestartNPU")) << v->reason;
+  EXPECT_TRUE(absl::StrContains(v->reason, "80E01801@3 RestartNPU")) << v->reason;
   // A fourth: still an offender, no second verdict (no second cordon).
   EXPECT_FALSE(r.ObserveFault("node-1", "6", "8C1F860B", "RestartNPU", At(25)));
   EXPECT_TRUE(r.nodes().at("node-1").offender);

@@ -170,5 +170,26 @@ TEST(Scenario, ASlowLinkNeedsAPingmeshSuperPodCluster) {
   EXPECT_TRUE(ok->cluster.pingmesh);
 }
 
+TEST(Scenario, GoodputChecksParseAndRefuseNonsense) {
+  std::string base = std::string(kBase) + "  - {at_s: 1, kind: software, job: a, rank: 0}\n";
+  auto ok = ParseScenario(base + R"(goodput:
+  tolerance: 0.1
+  offender_policy: '{"enabled": true, "faults": 3}'
+  offenders: [node-2]
+)",
+                          "s.yaml", &Catalog());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE(ok->goodput.has_value());
+  EXPECT_EQ(ok->goodput->tolerance, 0.1);
+  EXPECT_EQ(ok->goodput->offenders, std::vector<std::string>{"node-2"});
+  EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  tolerance: 0\n"), "tolerance must be"));
+  EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  offenders: [node-9]\n"),
+                                "unknown node \"node-9\""));
+  EXPECT_TRUE(absl::StrContains(
+      Error(base + "goodput:\n  offender_policy: '{\"faults\": 1}'\n"), "offender_policy: faults"));
+  EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  tolerence: 0.1\n"),
+                                "unknown key \"tolerence\" in goodput"));
+}
+
 }  // namespace
 }  // namespace clusterd::sim
