@@ -191,6 +191,7 @@ void GoodputLedger::CycleStarted(const std::string& job_id, absl::Time now) {
   Advance(job, now);
   if (job.fault_at == absl::InfinitePast()) ++job.faults;  // a fault the snapshot did not show
   job.cycle_running = true;
+  job.cycle_started = now;
   job.cycle_strategy.clear();
   job.fault_at = absl::InfinitePast();
   ++job.cycles;
@@ -213,6 +214,7 @@ void GoodputLedger::CycleEnded(const std::string& job_id, absl::Time now) {
   JobGoodput& job = it->second;
   Advance(job, now);
   job.cycle_running = false;
+  job.cycle_started = absl::InfinitePast();
   job.cycle_strategy.clear();
   job.use = Derive(job);
 }
@@ -313,6 +315,7 @@ nlohmann::json GoodputLedger::Save(absl::Time now) const {
                     {"everRan", job.ever_ran},
                     {"cycleRunning", job.cycle_running},
                     {"cycleStrategy", job.cycle_strategy},
+                    {"cycleStarted", UnixMillis(job.cycle_started)},
                     {"faultAt", UnixMillis(job.fault_at)},
                     {"since", UnixMillis(job.since)},
                     {"cycles", job.cycles},
@@ -343,6 +346,7 @@ absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
       job.ever_ran = j.value("everRan", false);
       job.cycle_running = j.value("cycleRunning", false);
       job.cycle_strategy = j.value("cycleStrategy", "");
+      job.cycle_started = FromMillis(j.value("cycleStarted", int64_t{0}));
       job.fault_at = FromMillis(j.value("faultAt", int64_t{0}));
       job.since = FromMillis(j.value("since", int64_t{0}));
       if (job.since == absl::InfinitePast()) job.since = job.first_seen;

@@ -70,6 +70,7 @@ struct JobGoodput {
   absl::Time deleted_at = absl::InfinitePast();
   bool ever_ran = false;
   bool cycle_running = false;
+  absl::Time cycle_started = absl::InfinitePast();
   std::string cycle_strategy;   // "" until decided
   absl::Time fault_at = absl::InfinitePast();  // an interrupting fault not yet answered
   TimeUse use = TimeUse::kNotCounted;

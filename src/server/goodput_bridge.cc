@@ -351,6 +351,23 @@ void GoodputBridge::Tick() {
         .Set(window_counted > absl::ZeroDuration()
                  ? absl::ToDoubleSeconds(window_training) / absl::ToDoubleSeconds(window_counted)
                  : 0);
+    // Recovery cycles in flight, and how long the oldest has run: "a job stuck in recovery".
+    int64_t cycles_running = 0;
+    absl::Duration oldest_cycle;
+    for (const auto& [id, job] : ledger_.jobs()) {
+      if (!job.cycle_running || job.deleted) continue;
+      ++cycles_running;
+      if (job.cycle_started != absl::InfinitePast()) {
+        oldest_cycle = std::max(oldest_cycle, now - job.cycle_started);
+      }
+    }
+    MetricsRegistry::Default()
+        .GetGauge("clusterd_recovery_cycles_running", "Recovery cycles in flight now.")
+        .Set(static_cast<double>(cycles_running));
+    MetricsRegistry::Default()
+        .GetGauge("clusterd_recovery_oldest_cycle_seconds",
+                  "How long the oldest recovery cycle in flight has run, in seconds (0: none).")
+        .Set(absl::ToDoubleSeconds(oldest_cycle));
     int64_t offenders = 0;
     for (const auto& [node, r] : offenders_.nodes()) offenders += r.offender ? 1 : 0;
     MetricsRegistry::Default()

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "gtest/gtest.h"
 #include "store/memory/memory_store.h"
 
@@ -98,6 +99,22 @@ TEST_F(GoodputBridgeTest, WhatClusterdSeesBecomesTheJobsAccount) {
   EXPECT_TRUE(absl::IsNotFound(bridge.GoodputOf("llama", "other").status()));
   EXPECT_EQ(bridge.GoodputList("default")["items"].size(), 1u);
   EXPECT_EQ(bridge.GoodputList("other")["items"].size(), 0u);
+}
+
+TEST_F(GoodputBridgeTest, ACycleInFlightShowsInTheStuckRecoveryGauges) {
+  GoodputBridge bridge(store_, clock_);
+  ASSERT_TRUE(bridge.Restore().ok());
+  bridge.OnJobSummary(Summary("running"));
+  bridge.OnCycleStarted("uid-1", clock_.Now());
+  clock_.Advance(absl::Seconds(90));
+  bridge.Tick();
+  const std::string text = MetricsRegistry::Default().RenderPrometheus();
+  EXPECT_TRUE(absl::StrContains(text, "clusterd_recovery_cycles_running 1\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "clusterd_recovery_oldest_cycle_seconds 90\n")) << text;
+  bridge.OnCycleEnded("uid-1", "retry", "success", clock_.Now());
+  bridge.Tick();
+  EXPECT_TRUE(absl::StrContains(MetricsRegistry::Default().RenderPrometheus(),
+                                "clusterd_recovery_oldest_cycle_seconds 0\n"));
 }
 
 TEST_F(GoodputBridgeTest, TheStateSurvivesARestart) {
