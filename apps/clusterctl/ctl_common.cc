@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/channel.h"
+#include "client/json_path.h"
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
 #include "output.h"
@@ -174,6 +175,16 @@ int Print(const Globals& g, const nlohmann::ordered_json& value,
     case Format::kTable:
       std::cout << RenderTable(headers, rows);
       break;
+    case Format::kName:
+      std::cout << RenderNames(value);
+      break;
+    case Format::kJsonPath: {
+      absl::StatusOr<std::string> text =
+          clusterd::client::RenderJsonPath(JsonPathTemplate(g.output), value);
+      if (!text.ok()) return Usage(std::string(text.status().message()));
+      std::cout << *text;
+      break;
+    }
   }
   return kExitOk;
 }

@@ -225,7 +225,7 @@ int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bo
   JobListing listing;
   if (int rc =
           FetchJobListing(g, "/api/clusterd/v1/jobs", name, ns, all_namespaces, "jobs", &listing);
-      rc != kExitOk || listing.items.empty()) {
+      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
@@ -338,7 +338,7 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/recovery", name, ns, all_namespaces,
                                "recovery controllers", &listing);
-      rc != kExitOk || listing.items.empty()) {
+      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
@@ -433,7 +433,7 @@ int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/goodput", name, ns, all_namespaces,
                                "goodput records", &listing);
-      rc != kExitOk || listing.items.empty()) {
+      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
     return rc;
   }
   const std::vector<std::string> headers =
@@ -570,7 +570,7 @@ int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/slownode", name, ns, all_namespaces,
                                "slow-node detections", &listing);
-      rc != kExitOk || listing.items.empty()) {
+      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
@@ -760,7 +760,8 @@ int main(int argc, char** argv) {
   g.http_addr = EnvOr("CLUSTERD_HTTP", "127.0.0.1:11251");
   app.add_option("--addr", g.grpc_addr, "clusterd gRPC address")->capture_default_str();
   app.add_option("--http", g.http_addr, "clusterd HTTP address")->capture_default_str();
-  app.add_option("-o,--output", g.output, "Output format: table, json or yaml")
+  app.add_option("-o,--output", g.output,
+                 "Output format: table, wide, json, yaml, name, or jsonpath=TEMPLATE (kubectl's)")
       ->capture_default_str();
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for clusterd")->capture_default_str();
   std::string token_file;
@@ -876,7 +877,8 @@ int main(int argc, char** argv) {
   if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
   if (!clusterctl::ParseFormat(g.output).ok()) {
     return Usage(
-        absl::StrCat("unknown output format \"", g.output, "\" (want table, json or yaml)"));
+        absl::StrCat("unknown output format \"", g.output,
+                     "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
   }
   if (health->parsed()) return Health(g);
   if (get->parsed()) {

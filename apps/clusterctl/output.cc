@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "absl/strings/str_cat.h"
 #include "yaml-cpp/yaml.h"
@@ -46,8 +47,58 @@ absl::StatusOr<Format> ParseFormat(const std::string& text) {
   if (text == "table" || text == "wide" || text.empty()) return Format::kTable;
   if (text == "json") return Format::kJson;
   if (text == "yaml") return Format::kYaml;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown output format \"", text, "\" (want table, json or yaml)"));
+  if (text == "name") return Format::kName;
+  if (text.rfind("jsonpath=", 0) == 0) return Format::kJsonPath;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown output format \"", text,
+      "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
+}
+
+std::string JsonPathTemplate(const std::string& text) {
+  std::string t = text.substr(std::string("jsonpath=").size());
+  if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"') && t.back() == t.front()) {
+    t = t.substr(1, t.size() - 2);
+  }
+  return t;
+}
+
+std::string RenderNames(const nlohmann::ordered_json& value) {
+  auto kind_of = [](const nlohmann::ordered_json& v, std::string fallback) {
+    std::string kind = v.is_object() ? v.value("kind", "") : "";
+    if (kind.empty()) kind = std::move(fallback);
+    std::transform(kind.begin(), kind.end(), kind.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return kind;
+  };
+  auto name_of = [](const nlohmann::ordered_json& v) -> std::string {
+    if (!v.is_object()) return "";
+    if (auto md = v.find("metadata"); md != v.end() && md->is_object() && md->contains("name")) {
+      return md->value("name", "");
+    }
+    for (const char* key : {"name", "jobName", "node", "jobId", "superPodId"}) {
+      if (auto it = v.find(key); it != v.end() && it->is_string() && !it->get<std::string>().empty())
+        return it->get<std::string>();
+    }
+    return "";
+  };
+  std::string list_kind = value.is_object() ? value.value("kind", "") : "";
+  std::string item_kind = list_kind;
+  if (item_kind.size() > 4 && item_kind.compare(item_kind.size() - 4, 4, "List") == 0) {
+    item_kind.resize(item_kind.size() - 4);
+  }
+  std::string out;
+  auto add = [&](const nlohmann::ordered_json& v) {
+    const std::string name = name_of(v);
+    if (name.empty()) return;
+    const std::string kind = kind_of(v, item_kind);
+    absl::StrAppend(&out, kind.empty() ? "" : kind + "/", name, "\n");
+  };
+  if (value.is_object() && value.contains("items") && value["items"].is_array()) {
+    for (const auto& item : value["items"]) add(item);
+  } else {
+    add(value);
+  }
+  return out;
 }
 
 std::string ToYaml(const nlohmann::ordered_json& value) {

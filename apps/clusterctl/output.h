@@ -9,8 +9,13 @@
 
 namespace clusterctl {
 
-enum class Format { kTable, kJson, kYaml };
+// table (and wide), json, yaml, name (kind/name per object, as kubectl), jsonpath=TEMPLATE.
+enum class Format { kTable, kJson, kYaml, kName, kJsonPath };
 absl::StatusOr<Format> ParseFormat(const std::string& text);
+// The TEMPLATE of "jsonpath=TEMPLATE" (one pair of surrounding quotes removed).
+std::string JsonPathTemplate(const std::string& text);
+// -o name: "kind/name" of every object of a list (its items) or of one object.
+std::string RenderNames(const nlohmann::ordered_json& value);
 
 // YAML rendering of a JSON value (block style, keys in their JSON order).
 std::string ToYaml(const nlohmann::ordered_json& value);

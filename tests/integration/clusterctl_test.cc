@@ -111,6 +111,31 @@ TEST_F(ClusterctlTest, AMissingObjectExitsOneWithTheReason) {
   EXPECT_TRUE(absl::StrContains(r.output, "nope")) << r.output;
 }
 
+TEST_F(ClusterctlTest, NameAndJsonPathOutputsAreKubectls) {
+  CommandResult names = Ctl("get cm -n mindx-dl -l app -o name");
+  ASSERT_EQ(names.exit_code, 0) << names.output;
+  EXPECT_EQ(names.output, "configmap/alpha\nconfigmap/beta\n");
+  CommandResult path = Ctl("get cm -n mindx-dl -l app -o 'jsonpath={.items[*].metadata.name}'");
+  ASSERT_EQ(path.exit_code, 0) << path.output;
+  EXPECT_EQ(path.output, "alpha beta");
+  CommandResult range = Ctl(
+      R"(get cm -n mindx-dl -l app -o 'jsonpath={range .items[*]}{.metadata.name}={.data.k}{"\n"}{end}')");
+  ASSERT_EQ(range.exit_code, 0) << range.output;
+  EXPECT_EQ(range.output, "alpha=v\nbeta=v\n");
+  CommandResult bad = Ctl("get cm -n mindx-dl -o 'jsonpath={.items['");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_TRUE(absl::StrContains(bad.output, "jsonpath:")) << bad.output;
+}
+
+TEST_F(ClusterctlTest, GoodputAndOffendersAnswerOnAFreshCluster) {
+  CommandResult goodput = Ctl("get goodput -A -o json");
+  ASSERT_EQ(goodput.exit_code, 0) << goodput.output;
+  EXPECT_EQ(nlohmann::json::parse(goodput.output)["kind"], "GoodputList");
+  CommandResult offenders = Ctl("get offenders");
+  ASSERT_EQ(offenders.exit_code, 0) << offenders.output;
+  EXPECT_TRUE(absl::StrContains(offenders.output, "Repeat-offender policy: off")) << offenders.output;
+}
+
 TEST_F(ClusterctlTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Ctl("get widgets").exit_code, 2);
   EXPECT_EQ(Ctl("-o xml get cm").exit_code, 2);
