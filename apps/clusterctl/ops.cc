@@ -165,6 +165,19 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
   std::string path = "/api/clusterd/v1/faults";
   if (!node_filter.empty()) absl::StrAppend(&path, "?node=", Escape(node_filter));
   if (int rc = FetchJson(g, path, &faults); rc != kExitOk) return rc;
+  // Which job holds which NPU: the jobs' rank tables (every namespace).
+  Json jobs;
+  if (int rc = FetchJson(g, "/api/clusterd/v1/jobs", &jobs); rc != kExitOk) return rc;
+  std::map<std::pair<std::string, std::string>, std::string> holder;
+  for (const Json& j : jobs.value("items", Json::array())) {
+    if (j.value("preDeleted", false)) continue;
+    const std::string name = absl::StrCat(j.value("namespace", ""), "/", j.value("name", ""));
+    for (const Json& p : j.value("placement", Json::array())) {
+      for (const Json& npu : p.value("npus", Json::array())) {
+        if (npu.is_string()) holder[{p.value("node", ""), npu.get<std::string>()}] = name;
+      }
+    }
+  }
   struct Row {
     std::string level = "-";
     std::vector<std::string> codes;
@@ -177,6 +190,17 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
     if (r.level == "-") r.level = f.value("level", "");
     for (const Json& j : f.value("jobs", Json::array())) r.jobs.insert(j);
   }
+  // One verdict from both views: clusterd's fault level wins; the device plugin's health says
+  // what clusterd's view does not (an NPU it marks unhealthy with no fault code clusterd sees).
+  auto verdict = [](const Row& r, const std::string& health) -> std::string {
+    if (r.level != "-" && !r.level.empty()) {
+      const bool keeps_running = r.level == "NotHandleFault" || r.level == "SubHealthFault" ||
+                                 r.level == "PreSeparateNPU";
+      return absl::StrCat(keeps_running ? "degraded" : "faulty", " (", r.level, ")");
+    }
+    if (health != "Healthy" && health != "healthy") return absl::StrCat("unhealthy (", health, ")");
+    return "healthy";
+  };
   Json out = {{"kind", "NpuList"}, {"items", Json::array()}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& [node, npus] : health) {
@@ -191,14 +215,19 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
     for (const auto& [id, npu] : ordered) {
       const Row& r = by_npu[{node, std::to_string(id)}];
       const std::string& h = npus.at(npu);
+      auto held = holder.find({node, std::to_string(id)});
+      const std::string job = held == holder.end() ? "" : held->second;
       out["items"].push_back({{"node", node},
                               {"npu", npu},
+                              {"verdict", verdict(r, h)},
                               {"health", h},
                               {"level", r.level},
                               {"codes", r.codes},
-                              {"jobs", r.jobs}});
-      rows.push_back({node, npu, h, r.level, r.codes.empty() ? "-" : absl::StrJoin(r.codes, ","),
-                      r.jobs.empty() ? "<none>" : absl::StrJoin(r.jobs, ",")});
+                              {"job", job},
+                              {"faultJobs", r.jobs}});
+      rows.push_back({node, npu, verdict(r, h),
+                      r.codes.empty() ? "-" : absl::StrJoin(r.codes, ","),
+                      job.empty() ? "<none>" : job});
     }
   }
   if (rows.empty() && g.output == "table") {
@@ -206,7 +235,7 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
                  node_filter.empty() ? "" : absl::StrCat(" on ", node_filter).c_str());
     return kExitOk;
   }
-  return Print(g, out, {"NODE", "NPU", "HEALTH", "LEVEL", "CODES", "JOBS"}, rows);
+  return Print(g, out, {"NODE", "NPU", "VERDICT", "CODES", "JOB"}, rows);
 }
 
 int DescribeJob(const Globals& g, const std::string& job, const std::string& ns) {

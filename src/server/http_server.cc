@@ -117,6 +117,18 @@ std::string Rfc3339(absl::Time t) {
   return t == absl::UnixEpoch() ? "" : absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone());
 }
 
+// Which NPUs of which node the job's rank table holds: [{"node":..., "npus":["0","1"]}].
+nlohmann::ordered_json PlacementJson(const model::RankTable& table) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  if (!table.server_list.has_value()) return out;
+  for (const auto& server : *table.server_list) {
+    nlohmann::ordered_json npus = nlohmann::ordered_json::array();
+    for (const auto& d : server.devices) npus.push_back(d.device_id);
+    out.push_back({{"node", server.server_name}, {"npus", std::move(npus)}});
+  }
+  return out;
+}
+
 // The operator's view of a job record (clusterctl get jobs -o json).
 nlohmann::ordered_json JobJson(const cluster::JobRecord& r) {
   return nlohmann::ordered_json{{"jobId", r.job_id},
@@ -130,6 +142,7 @@ nlohmann::ordered_json JobJson(const cluster::JobRecord& r) {
                                 {"replicas", r.replicas},
                                 {"pods", r.pod_count},
                                 {"npus", r.rank_table.DeviceCount()},
+                                {"placement", PlacementJson(r.rank_table)},
                                 {"rankTableStatus", r.rank_table.status},
                                 {"summaryConfigMaps", r.total_cm_num},
                                 {"resourceType", r.resource_type},

@@ -409,6 +409,13 @@ TEST_F(JobRegistryIntegrationTest, ClusterctlShowsJobsRankTablesAndSwitchesProfi
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["replicas"], 2);
   EXPECT_EQ(list["items"][0]["npus"], 16);
+  // Which NPUs of which node it holds (clusterctl get npus shows the holder).
+  ASSERT_EQ(list["items"][0]["placement"].size(), 2u);
+  EXPECT_EQ(list["items"][0]["placement"][0]["npus"].size(), 8u);
+  testing::CommandResult nodes =
+      ctl("get jobs -A -o 'jsonpath={range .items[*].placement[*]}{.node}:{.npus[0]} {end}'");
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.output;
+  EXPECT_EQ(nodes.output, "node-a:0 node-b:0 ");
 
   testing::CommandResult table = ctl("get ranktable pt-2x8 -o json");
   ASSERT_EQ(table.exit_code, 0) << table.output;
