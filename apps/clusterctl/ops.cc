@@ -327,6 +327,17 @@ int InjectFault(const Globals& g, const InjectFaultArgs& args) {
   if (args.npus.empty()) return Usage("inject fault needs --npu (one or more NPU ids)");
   if (args.code.empty())
     return Usage("inject fault needs --code (a 9-character public fault code)");
+  // A node clusterd does not know is accepted (it may join later) but hits no job now: say so.
+  {
+    auto http = HttpClient(g);
+    auto res = http->Get(absl::StrCat("/api/clusterd/v1/nodes/", Escape(args.node)));
+    if (res && res->status == 404) {
+      std::fprintf(stderr,
+                   "warning: clusterd knows no node \"%s\" (clusterctl get nodes); the fault is "
+                   "sent, but it touches no job until such a node exists\n",
+                   args.node.c_str());
+    }
+  }
   auto stub = ::PubFault::NewStub(GrpcChannel(g));
   ::PublicFaultRequest request;
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());

@@ -136,6 +136,11 @@ TEST_F(ClusterctlTest, GoodputAndOffendersAnswerOnAFreshCluster) {
   EXPECT_TRUE(absl::StrContains(offenders.output, "Repeat-offender policy: off")) << offenders.output;
 }
 
+TEST_F(ClusterctlTest, InjectingAFaultOnAnUnknownNodeWarns) {
+  CommandResult r = Ctl("inject fault --node node-x --npu 0 --code 220001001");
+  EXPECT_TRUE(absl::StrContains(r.output, "warning: clusterd knows no node \"node-x\"")) << r.output;
+}
+
 TEST_F(ClusterctlTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Ctl("get widgets").exit_code, 2);
   EXPECT_EQ(Ctl("-o xml get cm").exit_code, 2);
