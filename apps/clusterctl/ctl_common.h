@@ -41,6 +41,9 @@ struct Globals {
   std::string cacert, cert, key;              // file paths
   std::string cacert_pem, cert_pem, key_pem;  // their contents (read by LoadCredentials)
   bool tls() const { return !cacert.empty() || !cert.empty(); }
+  // -o table or -o wide: a table for people (wide adds columns where a command has more).
+  bool table() const { return output == "table" || output == "wide"; }
+  bool wide() const { return output == "wide"; }
 };
 
 // Fills g.token from --token, --token-file or the config file (`token: T` or `token-file: F`

@@ -157,7 +157,7 @@ int Get(const Globals& g, const std::string& kind, const std::string& name, cons
     rows.push_back(RowFor(resource, body, show_ns, now));
   } else {
     for (const auto& item : body["items"]) rows.push_back(RowFor(resource, item, show_ns, now));
-    if (rows.empty() && g.output == "table") {
+    if (rows.empty() && g.table()) {
       std::fprintf(stderr, "No resources found%s.\n",
                    show_ns || clusterd::store::IsClusterScoped(resource)
                        ? ""
@@ -199,7 +199,7 @@ int FetchJobListing(const Globals& g, const std::string& base, const std::string
   } else if (out->body.contains("items") && out->body["items"].is_array()) {
     for (const auto& item : out->body["items"]) out->items.push_back(item);
   }
-  if (out->items.empty() && g.output == "table") {
+  if (out->items.empty() && g.table()) {
     std::fprintf(stderr, "No %s found%s.\n", what,
                  all_namespaces ? "" : absl::StrCat(" in ", ns, " namespace").c_str());
   }
@@ -225,12 +225,15 @@ int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bo
   JobListing listing;
   if (int rc =
           FetchJobListing(g, "/api/clusterd/v1/jobs", name, ns, all_namespaces, "jobs", &listing);
-      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
+      rc != kExitOk || (listing.items.empty() && g.table())) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
-  const std::vector<std::string> headers = Headers(
+  std::vector<std::string> headers = Headers(
       all_namespaces, {"NAME", "JOB ID", "STATUS", "FRAMEWORK", "REPLICAS", "PODS", "NPUS", "AGE"});
+  if (g.wide()) {
+    for (const char* h : {"PODGROUP", "KIND", "RANK TABLE", "NODES"}) headers.push_back(h);
+  }
   std::vector<std::vector<std::string>> rows;
   const absl::Time now = absl::Now();
   for (const auto& j : jobs) {
@@ -246,6 +249,16 @@ int GetJobs(const Globals& g, const std::string& name, const std::string& ns, bo
     row.push_back(std::to_string(j.value("pods", 0)));
     row.push_back(std::to_string(j.value("npus", 0)));
     row.push_back(clusterctl::Age(j.value("createTime", ""), now));
+    if (g.wide()) {
+      row.push_back(j.value("podGroup", ""));
+      row.push_back(j.value("kind", ""));
+      row.push_back(j.value("rankTableStatus", "").empty() ? "-" : j.value("rankTableStatus", ""));
+      std::vector<std::string> nodes;
+      for (const auto& p : j.value("placement", nlohmann::ordered_json::array())) {
+        nodes.push_back(p.value("node", ""));
+      }
+      row.push_back(nodes.empty() ? "<none>" : absl::StrJoin(nodes, ","));
+    }
     rows.push_back(std::move(row));
   }
   return PrintListing(g, name, listing, headers, rows);
@@ -276,7 +289,7 @@ int GetFaults(const Globals& g, const std::string& node, const std::string& job)
                     since.empty() ? "" : since + " (" + clusterctl::Age(since, now) + ")",
                     jobs.empty() ? "<none>" : jobs});
   }
-  if (rows.empty() && g.output == "table") {
+  if (rows.empty() && g.table()) {
     std::fprintf(stderr, "No faults%s.\n",
                  node.empty() && job.empty() ? "" : " matching the filter");
     return kExitOk;
@@ -314,7 +327,7 @@ int GetConfiguration(const Globals& g) {
                     " durations"),
        r.value("dataDir", ""), ""}};
   const int rc = Print(g, body, {"PART", "IN FORCE", "SOURCE", "APPLIED"}, rows);
-  if (g.output == "table") {
+  if (g.table()) {
     for (const auto& note : body["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
   }
   return rc;
@@ -338,7 +351,7 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/recovery", name, ns, all_namespaces,
                                "recovery controllers", &listing);
-      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
+      rc != kExitOk || (listing.items.empty() && g.table())) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
@@ -361,7 +374,7 @@ int GetRecovery(const Globals& g, const std::string& name, const std::string& ns
     row.push_back(std::to_string(j.contains("history") ? j["history"].size() : 0));
     rows.push_back(std::move(row));
   }
-  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
+  if (name.empty() || !g.table()) return PrintListing(g, name, listing, headers, rows);
   // One job as a table: the summary, then the history of the current cycle.
   std::cout << clusterctl::RenderTable(headers, rows);
   std::vector<std::vector<std::string>> history;
@@ -433,7 +446,7 @@ int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/goodput", name, ns, all_namespaces,
                                "goodput records", &listing);
-      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
+      rc != kExitOk || (listing.items.empty() && g.table())) {
     return rc;
   }
   const std::vector<std::string> headers =
@@ -456,7 +469,7 @@ int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
     row.push_back(std::to_string(j.value("recoveryCycles", 0)));
     rows.push_back(std::move(row));
   }
-  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
+  if (name.empty() || !g.table()) return PrintListing(g, name, listing, headers, rows);
   // One job: the table, then its timeline.
   if (int rc = PrintListing(g, name, listing, headers, rows); rc != kExitOk) return rc;
   std::vector<std::vector<std::string>> timeline;
@@ -491,7 +504,7 @@ int GetOffenders(const Globals& g, const std::string& node) {
                     n.value("offender", false) ? "yes" : "no",
                     n.value("reason", "").empty() ? "<none>" : n.value("reason", "")});
   }
-  if (g.output == "table") {
+  if (g.table()) {
     const auto policy = body.value("policy", nlohmann::ordered_json::object());
     std::fprintf(stderr, "Repeat-offender policy: %s\n",
                  policy.value("enabled", false)
@@ -570,7 +583,7 @@ int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns
   JobListing listing;
   if (int rc = FetchJobListing(g, "/api/clusterd/v1/slownode", name, ns, all_namespaces,
                                "slow-node detections", &listing);
-      rc != kExitOk || (listing.items.empty() && g.output == "table")) {
+      rc != kExitOk || (listing.items.empty() && g.table())) {
     return rc;
   }
   const std::vector<nlohmann::ordered_json>& jobs = listing.items;
@@ -591,7 +604,7 @@ int GetSlowNode(const Globals& g, const std::string& name, const std::string& ns
     row.push_back(LatestResultText(j));
     rows.push_back(std::move(row));
   }
-  if (name.empty() || g.output != "table") return PrintListing(g, name, listing, headers, rows);
+  if (name.empty() || !g.table()) return PrintListing(g, name, listing, headers, rows);
   // One job as a table: the summary, then one line per rank.
   std::cout << clusterctl::RenderTable(headers, rows);
   std::vector<std::vector<std::string>> per_rank;
@@ -651,7 +664,7 @@ int GetNetFault(const Globals& g, const std::string& super_pod) {
                  super_pod.c_str());
     return kExitError;
   }
-  if (rows.empty() && g.output == "table") {
+  if (rows.empty() && g.table()) {
     std::fprintf(stderr, "No super pods (detection %s%s).\n", body.value("detection", "").c_str(),
                  body.value("rootReady", false) ? "" : ", root not ready");
     return kExitOk;
@@ -679,7 +692,7 @@ int GetRankTable(const Globals& g, const std::string& job, const std::string& ns
                       std::to_string(s.contains("device") ? s["device"].size() : 0)});
     }
   }
-  if (g.output == "table") {
+  if (g.table()) {
     std::printf("status: %s, servers: %s\n", table.value("status", "").c_str(),
                 table.value("server_count", "").c_str());
   }

@@ -230,7 +230,7 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
                       job.empty() ? "<none>" : job});
     }
   }
-  if (rows.empty() && g.output == "table") {
+  if (rows.empty() && g.table()) {
     std::fprintf(stderr, "No NPUs found%s.\n",
                  node_filter.empty() ? "" : absl::StrCat(" on ", node_filter).c_str());
     return kExitOk;
@@ -261,7 +261,7 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
   }
   Json all = {
       {"job", record}, {"recovery", recovery}, {"faults", faults.value("items", Json::array())}};
-  if (g.output != "table") return Print(g, all, {}, {});
+  if (!g.table()) return Print(g, all, {}, {});
   std::printf("Name:         %s\n", record.value("name", "").c_str());
   std::printf("Namespace:    %s\n", record.value("namespace", "").c_str());
   std::printf("Job ID:       %s\n", record.value("jobId", "").c_str());

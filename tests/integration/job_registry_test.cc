@@ -416,6 +416,11 @@ TEST_F(JobRegistryIntegrationTest, ClusterctlShowsJobsRankTablesAndSwitchesProfi
       ctl("get jobs -A -o 'jsonpath={range .items[*].placement[*]}{.node}:{.npus[0]} {end}'");
   ASSERT_EQ(nodes.exit_code, 0) << nodes.output;
   EXPECT_EQ(nodes.output, "node-a:0 node-b:0 ");
+  testing::CommandResult wide = ctl("get jobs -o wide");
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  EXPECT_TRUE(absl::StrContains(wide.output, "PODGROUP")) << wide.output;
+  EXPECT_TRUE(absl::StrContains(wide.output, "node-a,node-b")) << wide.output;
+  EXPECT_FALSE(absl::StrContains(jobs.output, "PODGROUP")) << jobs.output;
 
   testing::CommandResult table = ctl("get ranktable pt-2x8 -o json");
   ASSERT_EQ(table.exit_code, 0) << table.output;
