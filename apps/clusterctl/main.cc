@@ -1,6 +1,9 @@
 // clusterctl: the operator's CLI for a running clusterd. kubectl-like: `get RESOURCE [NAME]`,
 // -n/--namespace, -A, -l, -o table|json|yaml.
+#include <unistd.h>
+
 #include <algorithm>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -756,6 +759,88 @@ int DataTrace(const Globals& g, const std::string& action, const std::string& jo
   return code == 200 ? kExitOk : kExitError;
 }
 
+// One `get`: the resource named by `kind` (clusterd's views, else the store's objects).
+int GetOnce(const Globals& g, const std::string& kind, const std::string& name,
+            const std::string& ns, bool all_namespaces, const std::string& selector,
+            const std::string& fault_node, const std::string& fault_job) {
+  if (kind == "jobs" || kind == "job") return GetJobs(g, name, ns, all_namespaces);
+  if (kind == "ranktable" || kind == "ranktables" || kind == "rt")
+    return GetRankTable(g, name, ns);
+  if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
+  if (kind == "configuration" || kind == "config") return GetConfiguration(g);
+  if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
+  if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
+  if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);
+  if (kind == "goodput") return GetGoodput(g, name, ns, all_namespaces);
+  if (kind == "offenders" || kind == "offender")
+    return GetOffenders(g, fault_node.empty() ? name : fault_node);
+  if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
+  if (kind == "npus" || kind == "npu")
+    return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
+  return Get(g, kind, name, ns, all_namespaces, selector);
+}
+
+// Runs `fn` with stdout and stderr going to a temporary file; returns what it printed.
+std::string CaptureOutput(const std::function<int()>& fn, int* rc) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::cout.flush();
+  FILE* tmp = std::tmpfile();
+  const int saved_out = dup(STDOUT_FILENO);
+  const int saved_err = dup(STDERR_FILENO);
+  if (tmp == nullptr || saved_out < 0 || saved_err < 0) {
+    if (tmp != nullptr) std::fclose(tmp);
+    if (saved_out >= 0) close(saved_out);
+    if (saved_err >= 0) close(saved_err);
+    *rc = fn();
+    return "";
+  }
+  dup2(fileno(tmp), STDOUT_FILENO);
+  dup2(fileno(tmp), STDERR_FILENO);
+  *rc = fn();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::cout.flush();
+  dup2(saved_out, STDOUT_FILENO);
+  dup2(saved_err, STDERR_FILENO);
+  close(saved_out);
+  close(saved_err);
+  std::string text;
+  std::rewind(tmp);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), tmp)) > 0;) text.append(buf, n);
+  std::fclose(tmp);
+  return text;
+}
+
+// get -w: prints the view, then again each time it changes (polled every 2 s), until
+// interrupted or `for_s` seconds (0: no end). A failed poll is reported and retried.
+int WatchGet(const std::function<int()>& get, double for_s) {
+  const absl::Time end = for_s > 0 ? absl::Now() + absl::Seconds(for_s) : absl::InfiniteFuture();
+  std::string last;
+  bool first = true;
+  while (true) {
+    int rc = kExitOk;
+    std::string text = CaptureOutput(get, &rc);
+    if (rc == kExitUsage) {
+      std::fwrite(text.data(), 1, text.size(), stderr);
+      return rc;
+    }
+    if (text != last) {
+      if (!first) {
+        std::printf("\n# %s\n",
+                    absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str());
+      }
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+      last = std::move(text);
+      first = false;
+    }
+    if (absl::Now() + absl::Seconds(2) > end) return kExitOk;
+    absl::SleepFor(absl::Seconds(2));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -811,6 +896,10 @@ int main(int argc, char** argv) {
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();
   get->add_flag("-A,--all-namespaces", all_namespaces, "List across all namespaces");
+  bool watch_get = false;
+  double watch_get_for = 0;
+  get->add_flag("-w,--watch", watch_get, "Print again whenever the view changes (polled every 2 s)");
+  get->add_option("--watch-for", watch_get_for, "With -w: stop after this many seconds");
   get->add_option("-l,--selector", selector, "Label selector, e.g. a=b,c!=d");
   std::string fault_node, fault_job;
   get->add_option("--node", fault_node, "get faults: only this node");
@@ -895,21 +984,11 @@ int main(int argc, char** argv) {
   }
   if (health->parsed()) return Health(g);
   if (get->parsed()) {
-    if (kind == "jobs" || kind == "job") return GetJobs(g, name, ns, all_namespaces);
-    if (kind == "ranktable" || kind == "ranktables" || kind == "rt")
-      return GetRankTable(g, name, ns);
-    if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
-    if (kind == "configuration" || kind == "config") return GetConfiguration(g);
-    if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
-    if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
-    if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);
-    if (kind == "goodput") return GetGoodput(g, name, ns, all_namespaces);
-    if (kind == "offenders" || kind == "offender")
-      return GetOffenders(g, fault_node.empty() ? name : fault_node);
-    if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
-    if (kind == "npus" || kind == "npu")
-      return clusterctl::GetNpus(g, fault_node.empty() ? name : fault_node);
-    return Get(g, kind, name, ns, all_namespaces, selector);
+    auto run_get = [&]() -> int {
+      return GetOnce(g, kind, name, ns, all_namespaces, selector, fault_node, fault_job);
+    };
+    if (watch_get) return WatchGet(run_get, watch_get_for);
+    return run_get();
   }
   if (datatrace->parsed()) return DataTrace(g, dt_action, dt_job, dt_ns, dt_communication);
   if (describe->parsed()) {

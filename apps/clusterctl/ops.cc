@@ -194,8 +194,8 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
   // what clusterd's view does not (an NPU it marks unhealthy with no fault code clusterd sees).
   auto verdict = [](const Row& r, const std::string& health) -> std::string {
     if (r.level != "-" && !r.level.empty()) {
-      const bool keeps_running = r.level == "NotHandleFault" || r.level == "SubHealthFault" ||
-                                 r.level == "PreSeparateNPU";
+      const bool keeps_running =
+          r.level == "NotHandleFault" || r.level == "SubHealthFault" || r.level == "PreSeparateNPU";
       return absl::StrCat(keeps_running ? "degraded" : "faulty", " (", r.level, ")");
     }
     if (health != "Healthy" && health != "healthy") return absl::StrCat("unhealthy (", health, ")");
@@ -225,8 +225,7 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
                               {"codes", r.codes},
                               {"job", job},
                               {"faultJobs", r.jobs}});
-      rows.push_back({node, npu, verdict(r, h),
-                      r.codes.empty() ? "-" : absl::StrJoin(r.codes, ","),
+      rows.push_back({node, npu, verdict(r, h), r.codes.empty() ? "-" : absl::StrJoin(r.codes, ","),
                       job.empty() ? "<none>" : job});
     }
   }

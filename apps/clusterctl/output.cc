@@ -49,9 +49,9 @@ absl::StatusOr<Format> ParseFormat(const std::string& text) {
   if (text == "yaml") return Format::kYaml;
   if (text == "name") return Format::kName;
   if (text.rfind("jsonpath=", 0) == 0) return Format::kJsonPath;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown output format \"", text,
-      "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown output format \"", text,
+                   "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
 }
 
 std::string JsonPathTemplate(const std::string& text) {
@@ -76,7 +76,8 @@ std::string RenderNames(const nlohmann::ordered_json& value) {
       return md->value("name", "");
     }
     for (const char* key : {"name", "jobName", "node", "jobId", "superPodId"}) {
-      if (auto it = v.find(key); it != v.end() && it->is_string() && !it->get<std::string>().empty())
+      if (auto it = v.find(key);
+          it != v.end() && it->is_string() && !it->get<std::string>().empty())
         return it->get<std::string>();
     }
     return "";

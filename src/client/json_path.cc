@@ -4,10 +4,10 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
@@ -29,8 +29,8 @@ struct Path {
 
 struct Node {
   enum Kind { kText, kPath, kRange } kind = kText;
-  std::string text;  // kText
-  Path path;         // kPath, kRange
+  std::string text;        // kText
+  Path path;               // kPath, kRange
   std::vector<Node> body;  // kRange
 };
 
@@ -120,8 +120,9 @@ absl::Status ParseNodes(absl::string_view templ, size_t* pos, bool in_range,
       Node range{Node::kRange, "", *std::move(path), {}};
       if (absl::Status s = ParseNodes(templ, pos, true, &range.body); !s.ok()) {
         // The body's own error, or the range's: it ran to the end without {end}.
-        return absl::StrContains(s.message(), "without {end}") ? Error(open, "{range} without {end}")
-                                                               : s;
+        return absl::StrContains(s.message(), "without {end}")
+                   ? Error(open, "{range} without {end}")
+                   : s;
       }
       out->push_back(std::move(range));
       continue;

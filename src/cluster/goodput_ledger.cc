@@ -266,10 +266,11 @@ nlohmann::ordered_json GoodputLedger::JobJson(const JobGoodput& job, absl::Time 
     timeline.push_back(std::move(e));
   }
   if (IsCounted(job.use)) {
-    nlohmann::ordered_json e = {{"use", ToString(job.use)},
-                                {"start", Rfc3339(job.since)},
-                                {"end", nullptr},
-                                {"seconds", Seconds(std::max(absl::ZeroDuration(), now - job.since))}};
+    nlohmann::ordered_json e = {
+        {"use", ToString(job.use)},
+        {"start", Rfc3339(job.since)},
+        {"end", nullptr},
+        {"seconds", Seconds(std::max(absl::ZeroDuration(), now - job.since))}};
     if (!job.cycle_strategy.empty()) e["strategy"] = job.cycle_strategy;
     timeline.push_back(std::move(e));
   }
@@ -304,8 +305,8 @@ nlohmann::json GoodputLedger::Save(absl::Time now) const {
     nlohmann::json timeline = nlohmann::json::array();
     for (const TimeInterval& i : job.timeline) {
       if (i.end < now - options_.window) continue;  // only the window's share is persisted
-      timeline.push_back({std::string(ToString(i.use)), UnixMillis(i.start), UnixMillis(i.end),
-                          i.strategy});
+      timeline.push_back(
+          {std::string(ToString(i.use)), UnixMillis(i.start), UnixMillis(i.end), i.strategy});
     }
     jobs.push_back({{"id", id},
                     {"name", job.name},
@@ -327,8 +328,8 @@ nlohmann::json GoodputLedger::Save(absl::Time now) const {
 }
 
 absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
-  if (!saved.is_object() || !saved.contains("version") || saved["version"] != 1 || !saved.contains("jobs") ||
-      !saved["jobs"].is_array()) {
+  if (!saved.is_object() || !saved.contains("version") || saved["version"] != 1 ||
+      !saved.contains("jobs") || !saved["jobs"].is_array()) {
     return absl::InvalidArgumentError("goodput state: not a version 1 object with a jobs array");
   }
   std::map<std::string, JobGoodput> restored;

@@ -47,10 +47,10 @@ std::string_view ToString(TimeUse use);
 bool InterruptsTraining(std::string_view level);
 
 struct GoodputOptions {
-  absl::Duration window = absl::Hours(1);       // the sliding window of ETTR
-  absl::Duration retention = absl::Hours(24);   // a deleted job is kept this long
-  size_t max_jobs = 10000;                      // oldest deleted jobs go first beyond this
-  size_t max_intervals_per_job = 256;           // the timeline kept per job
+  absl::Duration window = absl::Hours(1);      // the sliding window of ETTR
+  absl::Duration retention = absl::Hours(24);  // a deleted job is kept this long
+  size_t max_jobs = 10000;                     // oldest deleted jobs go first beyond this
+  size_t max_intervals_per_job = 256;          // the timeline kept per job
 };
 
 struct TimeInterval {
@@ -71,13 +71,13 @@ struct JobGoodput {
   bool ever_ran = false;
   bool cycle_running = false;
   absl::Time cycle_started = absl::InfinitePast();
-  std::string cycle_strategy;   // "" until decided
+  std::string cycle_strategy;                  // "" until decided
   absl::Time fault_at = absl::InfinitePast();  // an interrupting fault not yet answered
   TimeUse use = TimeUse::kNotCounted;
-  absl::Time since;                             // when `use` began
-  absl::Duration totals[kTimeUseCount] = {};    // closed time per use
+  absl::Time since;                           // when `use` began
+  absl::Duration totals[kTimeUseCount] = {};  // closed time per use
   int64_t cycles = 0;
-  int64_t faults = 0;  // interrupting fault episodes
+  int64_t faults = 0;                 // interrupting fault episodes
   std::deque<TimeInterval> timeline;  // closed intervals, oldest first, bounded
 
   absl::Duration Total(TimeUse use, absl::Time now) const;  // including the open interval

@@ -91,7 +91,7 @@ bool RepeatOffenders::Matches(std::string_view level) const {
 }
 
 std::vector<const NodeFaultOccurrence*> RepeatOffenders::InWindow(const NodeFaultRecord& record,
-                                                              absl::Time now) const {
+                                                                  absl::Time now) const {
   std::vector<const NodeFaultOccurrence*> out;
   for (const NodeFaultOccurrence& f : record.recent) {
     // A fault stamped a little ahead of our clock still counts (node clocks drift).
@@ -120,10 +120,10 @@ std::optional<OffenderVerdict> RepeatOffenders::Judge(const std::string& node,
   record.verdict_at = now;
   std::vector<std::string> what;
   for (const NodeFaultOccurrence* f : in_window) {
-    what.push_back(absl::StrCat(
-        f->code, "@", f->npu.empty() || f->npu == "-1" ? std::string("node") : f->npu,
-        f->npus > 1 ? absl::StrCat("+", f->npus - 1, " more") : "", " ", f->level, " ",
-        Rfc3339(f->at)));
+    what.push_back(absl::StrCat(f->code, "@",
+                                f->npu.empty() || f->npu == "-1" ? std::string("node") : f->npu,
+                                f->npus > 1 ? absl::StrCat("+", f->npus - 1, " more") : "", " ",
+                                f->level, " ", Rfc3339(f->at)));
   }
   record.reason = absl::StrCat(in_window.size(), " faults within ", Hours(policy_.window),
                                " (policy: ", policy_.faults, "): ", absl::StrJoin(what, "; "));
@@ -187,8 +187,8 @@ void RepeatOffenders::ObserveClear(const std::string& node, const std::string& n
 
 void RepeatOffenders::Expire(absl::Time now) {
   for (auto& [node, record] : nodes_) {
-    if (record.offender && (!policy_.enabled ||
-                            static_cast<int64_t>(InWindow(record, now).size()) < policy_.faults)) {
+    if (record.offender &&
+        (!policy_.enabled || static_cast<int64_t>(InWindow(record, now).size()) < policy_.faults)) {
       record.offender = false;
       record.reason.clear();
     }
@@ -256,8 +256,8 @@ nlohmann::json RepeatOffenders::Save() const {
 }
 
 absl::Status RepeatOffenders::Restore(const nlohmann::json& saved) {
-  if (!saved.is_object() || !saved.contains("version") || saved["version"] != 1 || !saved.contains("nodes") ||
-      !saved["nodes"].is_array()) {
+  if (!saved.is_object() || !saved.contains("version") || saved["version"] != 1 ||
+      !saved.contains("nodes") || !saved["nodes"].is_array()) {
     return absl::InvalidArgumentError("offender state: not a version 1 object with a nodes array");
   }
   std::map<std::string, NodeFaultRecord> restored;

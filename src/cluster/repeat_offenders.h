@@ -102,7 +102,7 @@ class RepeatOffenders {
   bool Matches(std::string_view level) const;
   // The node's faults at the policy's levels within its window before `now`.
   std::vector<const NodeFaultOccurrence*> InWindow(const NodeFaultRecord& record,
-                                               absl::Time now) const;
+                                                   absl::Time now) const;
 
   absl::Time since_;
   OffenderLimits limits_;

@@ -55,7 +55,10 @@ std::string FaultKey(const cluster::FaultDevice& d) {
 }  // namespace
 
 GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options options)
-    : store_(store), clock_(clock), options_(options), ledger_(options.ledger),
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      ledger_(options.ledger),
       offenders_(clock.Now()) {
   // Present from the start, so that a scrape shows the families before any job.
   for (int i = 0; i < cluster::kTimeUseCount; ++i) {
@@ -73,9 +76,9 @@ GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options op
 GoodputBridge::~GoodputBridge() { Stop(); }
 
 absl::Status GoodputBridge::Restore() {
-  absl::StatusOr<store::Object> cm = store_.Get(store::ObjectKey{
-      std::string(store::kConfigMaps), std::string(kGoodputNamespace),
-      std::string(kGoodputConfigMap)});
+  absl::StatusOr<store::Object> cm =
+      store_.Get(store::ObjectKey{std::string(store::kConfigMaps), std::string(kGoodputNamespace),
+                                  std::string(kGoodputConfigMap)});
   if (!cm.ok()) {
     if (!absl::IsNotFound(cm.status())) {
       StateCounter("read", "error").Increment();
@@ -88,14 +91,12 @@ absl::Status GoodputBridge::Restore() {
       if (!data.is_object() || !data.contains(key) || !data[key].is_string()) continue;
       nlohmann::json saved =
           nlohmann::json::parse(data[key].get<std::string>(), nullptr, /*allow_exceptions=*/false);
-      absl::Status s = key == std::string_view(kGoodputKey) ? ledger_.Restore(saved)
-                                                            : offenders_.Restore(saved);
+      absl::Status s =
+          key == std::string_view(kGoodputKey) ? ledger_.Restore(saved) : offenders_.Restore(saved);
       if (!s.ok()) {
         StateCounter("read", "malformed").Increment();
         LogWarn(kComponent, "saved state refused; starting afresh",
-                {{"configmap", kStateSource},
-                 {"key", key},
-                 {"error", s}});
+                {{"configmap", kStateSource}, {"key", key}, {"error", s}});
       } else {
         StateCounter("read", "ok").Increment();
       }
@@ -205,8 +206,8 @@ void GoodputBridge::OnStrategyDecided(const std::string& job_id, const std::stri
   dirty_ = true;
 }
 
-void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&,
-                                 const std::string&, absl::Time at) {
+void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&, const std::string&,
+                                 absl::Time at) {
   absl::MutexLock lock(&mu_);
   ledger_.CycleEnded(job_id, at);
   dirty_ = true;
@@ -265,8 +266,7 @@ void GoodputBridge::ReadPolicy() {
     if (policy == offenders_.policy()) return;
     PolicyCounter("applied").Increment();
     LogInfo(kComponent, "repeat-offender policy applied",
-            {{"configmap", kPolicySource},
-             {"policy", policy.ToJson().dump()}});
+            {{"configmap", kPolicySource}, {"policy", policy.ToJson().dump()}});
     verdicts = offenders_.SetPolicy(std::move(policy), clock_.Now());
     dirty_ = true;
   }
@@ -290,21 +290,21 @@ void GoodputBridge::Act(const cluster::OffenderVerdict& verdict) {
     absl::StatusOr<store::Object> node = store_.Get(key);
     if (!node.ok()) {
       VerdictCounter(verdict.action, "failed").Increment();
-      LogWarn(kComponent, "repeat offender not tainted", {{"node", verdict.node}, {"error", node.status()}});
+      LogWarn(kComponent, "repeat offender not tainted",
+              {{"node", verdict.node}, {"error", node.status()}});
       return;
     }
     nlohmann::json taints = nlohmann::json::array();
-    if (auto spec = node->find("spec"); spec != node->end() && spec->contains("taints") &&
-                                        (*spec)["taints"].is_array()) {
+    if (auto spec = node->find("spec");
+        spec != node->end() && spec->contains("taints") && (*spec)["taints"].is_array()) {
       taints = (*spec)["taints"];
     }
     const bool present = std::any_of(taints.begin(), taints.end(), [](const nlohmann::json& t) {
       return t.is_object() && t.value("key", "") == kOffenderAnnotation;
     });
     if (!present) {
-      taints.push_back({{"key", std::string(kOffenderAnnotation)},
-                        {"value", "true"},
-                        {"effect", "NoSchedule"}});
+      taints.push_back(
+          {{"key", std::string(kOffenderAnnotation)}, {"value", "true"}, {"effect", "NoSchedule"}});
     }
     patch["spec"] = {{"taints", std::move(taints)}};
     patch["metadata"]["resourceVersion"] =
@@ -400,14 +400,13 @@ absl::Status GoodputBridge::Save() {
     dirty_ = false;
     last_save_ = now;
   }
-  store::Object cm = {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", std::string(kGoodputConfigMap)},
-        {"namespace", std::string(kGoodputNamespace)},
-        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
-      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}}}};
+  store::Object cm = {{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata",
+                       {{"name", std::string(kGoodputConfigMap)},
+                        {"namespace", std::string(kGoodputNamespace)},
+                        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
+                      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}}}};
   absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);
   if (!written.ok() && absl::IsNotFound(written.status())) {
     written = store_.Create(store::kConfigMaps, cm);
@@ -455,8 +454,8 @@ absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::strin
     if (j.name == job || (name == job && (ns.empty() || job_ns == ns))) matches.push_back(&j);
   }
   if (matches.empty()) {
-    return absl::NotFoundError(absl::StrCat("no goodput record of job ", job,
-                                            ns.empty() ? "" : " in namespace " + ns));
+    return absl::NotFoundError(
+        absl::StrCat("no goodput record of job ", job, ns.empty() ? "" : " in namespace " + ns));
   }
   // The same name again (a job re-created): the live one, else the newest.
   const cluster::JobGoodput* best = matches.front();
@@ -472,8 +471,8 @@ absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::strin
       if (!m->deleted) namespaces.insert(m->name.substr(0, m->name.find('/')));
     }
     if (namespaces.size() > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job name ", job, " is in ", namespaces.size(), " namespaces: give ?namespace="));
+      return absl::InvalidArgumentError(absl::StrCat("job name ", job, " is in ", namespaces.size(),
+                                                     " namespaces: give ?namespace="));
     }
   }
   return ledger_.JobJson(*best, now);

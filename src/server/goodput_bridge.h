@@ -44,8 +44,7 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   };
 
   GoodputBridge(store::ObjectStore& store, Clock& clock, Options options);
-  GoodputBridge(store::ObjectStore& store, Clock& clock)
-      : GoodputBridge(store, clock, Options{}) {}
+  GoodputBridge(store::ObjectStore& store, Clock& clock) : GoodputBridge(store, clock, Options{}) {}
   ~GoodputBridge() override;
 
   // Restores the persisted state (a malformed one is logged and counted, and starts afresh) and

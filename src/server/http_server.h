@@ -77,7 +77,7 @@ class HttpServer {
     const diagnosis::SlowNodeController* slow_nodes = nullptr;
     // may be null (no --ras-net-root): /api/clusterd/v1/netfault answers 503
     const diagnosis::NetDiagnosisController* net_faults = nullptr;
-    FaultFeed* fault_feed = nullptr;          // may be null: /api/clusterd/v1/events answers 503
+    FaultFeed* fault_feed = nullptr;  // may be null: /api/clusterd/v1/events answers 503
     // may be null: /api/clusterd/v1/goodput and /offenders answer 503
     const GoodputBridge* goodput = nullptr;
     MetricsRegistry* metrics = nullptr;       // defaults to MetricsRegistry::Default()

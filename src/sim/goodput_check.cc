@@ -74,8 +74,8 @@ std::vector<std::string> CheckGoodput(const GoodputCheck& check, const std::stri
   std::printf("\n%-10s %10s %10s %7s  %s\n", "GOODPUT", "CLUSTERD", "SIMULATOR", "DIFF",
               "CLUSTERD ETTR (LIFE), LOST TIME BY CAUSE");
   for (const SimJobTraining& j : jobs) {
-    absl::StatusOr<nlohmann::json> body = Fetch(
-        http, absl::StrCat("/api/clusterd/v1/goodput/", j.name, "?namespace=", j.ns));
+    absl::StatusOr<nlohmann::json> body =
+        Fetch(http, absl::StrCat("/api/clusterd/v1/goodput/", j.name, "?namespace=", j.ns));
     if (!body.ok()) {
       failures.push_back(absl::StrCat("goodput of ", j.name, ": ", body.status().message()));
       continue;
@@ -94,11 +94,11 @@ std::vector<std::string> CheckGoodput(const GoodputCheck& check, const std::stri
       }
     }
     const nlohmann::json ettr = body->value("ettr", nlohmann::json());
-    std::printf("%-10s %9.1f%% %9.1f%% %+6.1f  %s; %s\n", j.name.c_str(), *share * 100,
-                j.share * 100, diff * 100,
-                ettr.is_number() ? absl::StrFormat("%.1f%%", ettr.get<double>() * 100).c_str()
-                                 : "-",
-                lost.empty() ? "nothing lost" : absl::StrJoin(lost, ", ").c_str());
+    std::printf(
+        "%-10s %9.1f%% %9.1f%% %+6.1f  %s; %s\n", j.name.c_str(), *share * 100, j.share * 100,
+        diff * 100,
+        ettr.is_number() ? absl::StrFormat("%.1f%%", ettr.get<double>() * 100).c_str() : "-",
+        lost.empty() ? "nothing lost" : absl::StrJoin(lost, ", ").c_str());
     if (std::abs(diff) > check.tolerance) {
       failures.push_back(absl::StrFormat(
           "goodput of %s: clusterd counts %.1f%% training, the simulator saw %.1f%% (tolerance "

@@ -303,9 +303,9 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
   Scenario s;
   s.file = std::string(file);
   try {
-    SIM_RETURN_IF_ERROR(c.OnlyKeys(root, "scenario",
-                                   {"name", "cluster", "jobs", "faults", "replay", "goodput",
-                                    "duration_s"}));
+    SIM_RETURN_IF_ERROR(
+        c.OnlyKeys(root, "scenario",
+                   {"name", "cluster", "jobs", "faults", "replay", "goodput", "duration_s"}));
     SIM_RETURN_IF_ERROR(c.Get(root, "name", &s.name));
     SIM_RETURN_IF_ERROR(c.Get(root, "duration_s", &s.duration_s));
     if (s.duration_s <= 0 || s.duration_s > 86400) {
@@ -376,7 +376,8 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
         if (absl::StatusOr<cluster::OffenderPolicy> p =
                 cluster::ParseOffenderPolicy(check.offender_policy);
             !p.ok()) {
-          return c.Error(g["offender_policy"], absl::StrCat("offender_policy: ", p.status().message()));
+          return c.Error(g["offender_policy"],
+                         absl::StrCat("offender_policy: ", p.status().message()));
         }
       }
       for (const std::string& node : check.offenders) {

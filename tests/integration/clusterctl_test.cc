@@ -1,7 +1,8 @@
 // clusterctl against a running clusterd: health, get configmaps in each output format, errors.
-#include <map>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -139,6 +140,29 @@ TEST_F(ClusterctlTest, GoodputAndOffendersAnswerOnAFreshCluster) {
 TEST_F(ClusterctlTest, InjectingAFaultOnAnUnknownNodeWarns) {
   CommandResult r = Ctl("inject fault --node node-x --npu 0 --code 220001001");
   EXPECT_TRUE(absl::StrContains(r.output, "warning: clusterd knows no node \"node-x\"")) << r.output;
+}
+
+TEST_F(ClusterctlTest, GetWatchPrintsTheViewAndAgainWhenItChanges) {
+  std::thread writer([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    auto store = store::OpenStore("dir:" + state_);
+    ASSERT_TRUE(store.ok());
+    store::Object cm = {{"apiVersion", "v1"},
+                        {"kind", "ConfigMap"},
+                        {"metadata", {{"name", "gamma"}, {"namespace", "mindx-dl"}, {"labels", {{"app", "gamma"}}}}},
+                        {"data", {{"k", "v"}}}};
+    ASSERT_TRUE((*store)->Create(store::kConfigMaps, cm).ok());
+  });
+  CommandResult r = Ctl("get cm -n mindx-dl -l app -o name -w --watch-for 7");
+  writer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The first view, then the changed one after a time stamp line.
+  const size_t first = r.output.find("configmap/alpha\nconfigmap/beta\n");
+  const size_t again = r.output.find("configmap/alpha\nconfigmap/beta\nconfigmap/gamma\n");
+  EXPECT_NE(first, std::string::npos) << r.output;
+  EXPECT_NE(again, std::string::npos) << r.output;
+  EXPECT_LT(first, again) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "\n# ")) << r.output;
 }
 
 TEST_F(ClusterctlTest, UsageErrorsExitTwo) {

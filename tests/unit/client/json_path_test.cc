@@ -46,8 +46,8 @@ TEST(JsonPath, MissingKeysPrintNothing) {
 }
 
 TEST(JsonPath, MalformedTemplatesAreRefusedWithThePosition) {
-  for (const char* bad : {"{.items", "{.items[0}", "{.items[x]}", "{range .items[*]}{.a}",
-                          "{end}", "{.a..b}", "{\"open}", "{items}"}) {
+  for (const char* bad : {"{.items", "{.items[0}", "{.items[x]}", "{range .items[*]}{.a}", "{end}",
+                          "{.a..b}", "{\"open}", "{items}"}) {
     absl::StatusOr<std::string> out = RenderJsonPath(bad, kList);
     ASSERT_FALSE(out.ok()) << bad;
     EXPECT_TRUE(absl::StrContains(out.status().message(), "position")) << out.status();

@@ -164,8 +164,7 @@ TEST(GoodputLedger, RestoreRefusesAMalformedStateAndKeepsWhatItHad) {
   GoodputLedger ledger;
   ledger.ObserveJob("j", "ns/a", JobStatus::kRunning, false, At(0));
   EXPECT_FALSE(ledger.Restore(nlohmann::json::parse(R"({"version":2,"jobs":[]})")).ok());
-  EXPECT_FALSE(
-      ledger.Restore(nlohmann::json::parse(R"({"version":1,"jobs":[{"id":5}]})")).ok());
+  EXPECT_FALSE(ledger.Restore(nlohmann::json::parse(R"({"version":1,"jobs":[{"id":5}]})")).ok());
   EXPECT_FALSE(ledger.Restore(nlohmann::json::parse(R"({"version":1,"jobs":[{}]})")).ok());
   EXPECT_NE(ledger.Find("j"), nullptr);
 }

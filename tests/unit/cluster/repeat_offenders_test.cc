@@ -36,7 +36,8 @@ TEST(RepeatOffenders, TheThirdFaultWithinTheWindowMakesAnOffenderOnce) {
   EXPECT_FALSE(r.ObserveFault("node-1", "3", "80C98009", "SeparateNPU", At(10)));
   // A sub-health fault does not interrupt training: not counted against the node.
   EXPECT_FALSE(r.ObserveFault("node-1", "4", "81078603", "SubHealthFault", At(15)));
-  std::optional<OffenderVerdict> v = r.ObserveFault("node-1", "5", "8C1F860B", "RestartNPU", At(20));
+  std::optional<OffenderVerdict> v =
+      r.ObserveFault("node-1", "5", "8C1F860B", "RestartNPU", At(20));
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->node, "node-1");
   EXPECT_EQ(v->action, "cordon");
@@ -106,7 +107,8 @@ TEST(RepeatOffenders, TheViewGivesMtbfAndPutsOffendersFirst) {
   RepeatOffenders r(kT0);
   r.SetPolicy(Enabled(), kT0);
   r.ObserveFault("node-2", "0", "x", "RestartNPU", At(0));
-  for (int i = 0; i < 3; ++i) r.ObserveFault("node-1", "1", "c" + std::to_string(i), "RestartNPU", At(i));
+  for (int i = 0; i < 3; ++i)
+    r.ObserveFault("node-1", "1", "c" + std::to_string(i), "RestartNPU", At(i));
   auto json = r.ToJson(At(60));
   ASSERT_EQ(json["items"].size(), 2u);
   EXPECT_EQ(json["items"][0]["node"], "node-1");
@@ -120,7 +122,8 @@ TEST(RepeatOffenders, TheViewGivesMtbfAndPutsOffendersFirst) {
 TEST(RepeatOffenders, SaveAndRestore) {
   RepeatOffenders r(kT0);
   r.SetPolicy(Enabled(), kT0);
-  for (int i = 0; i < 3; ++i) r.ObserveFault("node-1", "1", "c" + std::to_string(i), "RestartNPU", At(i));
+  for (int i = 0; i < 3; ++i)
+    r.ObserveFault("node-1", "1", "c" + std::to_string(i), "RestartNPU", At(i));
   RepeatOffenders back(At(100));
   ASSERT_TRUE(back.Restore(nlohmann::json::parse(r.Save().dump())).ok());
   EXPECT_EQ(back.nodes().at("node-1").total, 3);
@@ -142,13 +145,13 @@ TEST(OffenderPolicy, ParsesAndRefusesNonsenseWithTheReason) {
     const char* text;
     const char* reason;
   };
-  for (const Bad& b : {Bad{"[", "not JSON"}, Bad{"[]", "not an object"},
-                       Bad{R"({"faults":1})", "outside 2..1000"},
-                       Bad{R"({"faults":"3"})", "not an integer"},
-                       Bad{R"({"windowHours":-1})", "outside (0, 2160]"},
-                       Bad{R"({"levels":["Broken"]})", "not a fault level"},
-                       Bad{R"({"action":"reboot"})", "not one of none, cordon, taint"},
-                       Bad{R"({"enable":true})", "unknown key \"enable\""}}) {
+  for (const Bad& b :
+       {Bad{"[", "not JSON"}, Bad{"[]", "not an object"}, Bad{R"({"faults":1})", "outside 2..1000"},
+        Bad{R"({"faults":"3"})", "not an integer"},
+        Bad{R"({"windowHours":-1})", "outside (0, 2160]"},
+        Bad{R"({"levels":["Broken"]})", "not a fault level"},
+        Bad{R"({"action":"reboot"})", "not one of none, cordon, taint"},
+        Bad{R"({"enable":true})", "unknown key \"enable\""}}) {
     absl::StatusOr<OffenderPolicy> bad = ParseOffenderPolicy(b.text);
     ASSERT_FALSE(bad.ok()) << b.text;
     EXPECT_TRUE(absl::StrContains(bad.status().message(), b.reason)) << bad.status();

@@ -47,10 +47,11 @@ class GoodputBridgeTest : public ::testing::Test {
     return f;
   }
   void PutPolicy(const std::string& text) {
-    store::Object cm = {{"apiVersion", "v1"},
-                        {"kind", "ConfigMap"},
-                        {"metadata", {{"name", "clusterd-config-cm"}, {"namespace", "cluster-system"}}},
-                        {"data", {{std::string(kOffenderPolicyKey), text}}}};
+    store::Object cm = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", {{"name", "clusterd-config-cm"}, {"namespace", "cluster-system"}}},
+        {"data", {{std::string(kOffenderPolicyKey), text}}}};
     if (!store_.Update(store::kConfigMaps, cm).ok()) {
       ASSERT_TRUE(store_.Create(store::kConfigMaps, cm).ok());
     }
@@ -139,13 +140,14 @@ TEST_F(GoodputBridgeTest, TheStateSurvivesARestart) {
 }
 
 TEST_F(GoodputBridgeTest, AMalformedSavedStateStartsAfresh) {
-  ASSERT_TRUE(store_
-                  .Create(store::kConfigMaps,
-                          {{"apiVersion", "v1"},
-                           {"kind", "ConfigMap"},
-                           {"metadata", {{"name", "clusterd-goodput"}, {"namespace", "cluster-system"}}},
-                           {"data", {{"goodput.json", "{not json"}, {"offenders.json", "[]"}}}})
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          .Create(store::kConfigMaps,
+                  {{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", {{"name", "clusterd-goodput"}, {"namespace", "cluster-system"}}},
+                   {"data", {{"goodput.json", "{not json"}, {"offenders.json", "[]"}}}})
+          .ok());
   GoodputBridge bridge(store_, clock_);
   EXPECT_TRUE(bridge.Restore().ok());
   EXPECT_EQ(bridge.GoodputList("")["items"].size(), 0u);

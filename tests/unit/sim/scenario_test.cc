@@ -185,8 +185,8 @@ TEST(Scenario, GoodputChecksParseAndRefuseNonsense) {
   EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  tolerance: 0\n"), "tolerance must be"));
   EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  offenders: [node-9]\n"),
                                 "unknown node \"node-9\""));
-  EXPECT_TRUE(absl::StrContains(
-      Error(base + "goodput:\n  offender_policy: '{\"faults\": 1}'\n"), "offender_policy: faults"));
+  EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  offender_policy: '{\"faults\": 1}'\n"),
+                                "offender_policy: faults"));
   EXPECT_TRUE(absl::StrContains(Error(base + "goodput:\n  tolerence: 0.1\n"),
                                 "unknown key \"tolerence\" in goodput"));
 }
