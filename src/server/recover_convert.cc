@@ -1,6 +1,7 @@
 #include "server/recover_convert.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -184,9 +185,62 @@ recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks&
   return out;
 }
 
+// What the controller waits for in `phase`, in the words the demo and docs use.
+std::string_view WaitingFor(recovery::Phase phase) {
+  using recovery::Phase;
+  switch (phase) {
+    case Phase::kWaitReport: return "the ranks' reports";
+    case Phase::kWaitPlatStrategy: return "the platform's strategy";
+    case Phase::kFlushDelay: return "the flush delay";
+    case Phase::kRaBlockWait: return "the PodGroup to run again";
+    case Phase::kForceRelease: return "the processes to release their NPUs";
+    case Phase::kInPlaceWait: return "the in-place faults to clear";
+    case Phase::kPlatResultWait: return "the platform's fault result";
+    case Phase::kResourceWait: return "resources for the scale-in";
+    case Phase::kRankTableWait: return "the new rank table";
+    case Phase::kHcclDelay: return "the network routes to converge";
+    case Phase::kRecoverWait: return "the processes to recover";
+    case Phase::kInPlaceClearDelay: return "the in-place restart to settle";
+    case Phase::kListenSchedule: return "the pods to be rescheduled";
+    case Phase::kRestartAllDelay: return "all processes to restart";
+    case Phase::kFaultRetryRunning: return "the job to run again";
+    case Phase::kScaleRunning: return "the replaced pod";
+    case Phase::kScaleOutBackoff: return "the scale-out retry";
+    case Phase::kNewPodWait: return "the backup pod to run";
+    case Phase::kOldPodDeleteWait: return "the old pod to go";
+    case Phase::kStressWait: return "the stress test's result";
+    default: return "";
+  }
+}
+
+// The armed timers: what the controller waits for and until when (the demo's progress line,
+// clusterctl get recovery). The pre-exit grace is its own timer, whatever the phase.
+nlohmann::ordered_json WaitingJson(const recovery::JobRecovery& job, absl::Time now) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [kind, deadline] : job.timers) {
+    if (deadline == absl::InfinitePast() || deadline == absl::InfiniteFuture()) continue;
+    if (deadline <= now) continue;  // fired, or stale (timers are never cancelled)
+    std::string what;
+    if (kind == recovery::TimerKind::kPreExitGrace) {
+      what = "the pre-exit grace";
+    } else if (kind == recovery::TimerKind::kStep || kind == recovery::TimerKind::kStepDeadline) {
+      what = std::string(WaitingFor(job.phase));
+    }
+    if (what.empty()) continue;
+    nlohmann::ordered_json w = {{"for", what},
+                                {"timer", std::string(recovery::TimerKindName(kind))},
+                                {"until", Rfc3339Milli(deadline)}};
+    if (now != absl::InfinitePast()) {
+      w["secondsLeft"] = std::ceil(absl::ToDoubleSeconds(deadline - now));
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
                                     const recovery::JobRecovery& job, bool stream_open,
-                                    std::optional<int64_t> world_size) {
+                                    std::optional<int64_t> world_size, absl::Time now) {
   std::string strategy = job.decided;
   if (strategy.empty() && !job.strategy_history.empty()) strategy = job.strategy_history.back();
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
@@ -223,6 +277,7 @@ nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
       {"resultHistory", results},
       {"subscribed", stream_open},
       {"cycles", job.cycles},
+      {"waiting", WaitingJson(job, now)},
       {"history", history},
   };
 }

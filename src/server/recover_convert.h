@@ -83,9 +83,12 @@ recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks&
 // The operator's view of one job's controller (GET /api/clusterd/v1/recovery[/<job>],
 // `clusterctl get recovery`): state, phase, strategy, fault ranks, uuid, the history of the
 // current cycle with RFC 3339 timestamps.
-// `world_size` is WorldSizeOf the job (null in the JSON when unknown).
+// `world_size` is WorldSizeOf the job (null in the JSON when unknown). "waiting" lists what the
+// controller's armed timers wait for, until when and (given `now`) how long is left; timers due
+// at or before `now` are left out.
 nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
                                     const recovery::JobRecovery& job, bool stream_open,
-                                    std::optional<int64_t> world_size = std::nullopt);
+                                    std::optional<int64_t> world_size = std::nullopt,
+                                    absl::Time now = absl::InfinitePast());
 
 }  // namespace clusterd::server

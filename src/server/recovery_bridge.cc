@@ -455,7 +455,7 @@ nlohmann::ordered_json RecoveryBridge::RecoveryList(const std::string& ns) const
     if (!ns.empty() && id.ns != ns) continue;
     body["items"].push_back(
         WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
-                                    WorldSizeOf(snap->view, ReplicasOf(job_id))),
+                                    WorldSizeOf(snap->view, ReplicasOf(job_id)), clock_.Now()),
                        job_id));
   }
   return body;
@@ -500,7 +500,7 @@ absl::StatusOr<nlohmann::ordered_json> RecoveryBridge::RecoveryOf(const std::str
   }
   recovery::JobIdentity id = IdentityOf(job_id).value_or(recovery::JobIdentity{job_id, "", "", ""});
   return WithDurability(RecoveryJson(id, *snap, sink_.SignalStreams(job_id) > 0,
-                                     WorldSizeOf(snap->view, ReplicasOf(job_id))),
+                                     WorldSizeOf(snap->view, ReplicasOf(job_id)), clock_.Now()),
                         job_id);
 }
 

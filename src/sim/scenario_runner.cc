@@ -23,6 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "pubfault.grpc.pb.h"
 #include "sim/clusterd_process.h"
+#include "sim/clusterd_waits.h"
 #include "sim/goodput_check.h"
 #include "sim/mini_scheduler.h"
 #include "sim/signal_attribution.h"
@@ -675,8 +676,16 @@ bool Runner::AllTraining() const {
 void Runner::Progress() {
   std::string line = absl::StrFormat("[%5.1fs]", Elapsed());
   for (const auto& [name, job] : jobs_) {
+    const bool training = job->training();
     absl::StrAppend(&line, " ", name, ": step ", job->step(), " ",
-                    job->training() ? "training" : job->phase());
+                    training ? "training" : job->phase());
+    // Not training: say what clusterd waits for (a protocol timer) and how long is left.
+    if (!training) {
+      if (std::string wait = ClusterdWaitText(clusterd_->http_address(), job->uid());
+          !wait.empty()) {
+        absl::StrAppend(&line, " (clusterd ", wait, ")");
+      }
+    }
   }
   int handled = 0, injected = 0;
   for (const FaultRun& r : runs_) {

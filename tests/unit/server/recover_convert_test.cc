@@ -223,4 +223,21 @@ TEST(RecoverConvert, RecoveryJsonShowsStateStrategyFaultsAndHistory) {
 }
 
 }  // namespace
+TEST(RecoverConvert, RecoveryJsonSaysWhatTheArmedTimersWaitFor) {
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  recovery::JobRecovery job = recovery::NewJobRecovery("job-1", recovery::JobConfig{});
+  job.phase = recovery::Phase::kRestartAllDelay;
+  job.timers[recovery::TimerKind::kStep] = now + absl::Seconds(42);
+  job.timers[recovery::TimerKind::kPreExitGrace] = now - absl::Seconds(1);  // stale
+  recovery::JobIdentity id{"job-1", "default", "pt-pg", "pt"};
+  nlohmann::ordered_json j = RecoveryJson(id, job, true, std::nullopt, now);
+  ASSERT_EQ(j["waiting"].size(), 1u) << j["waiting"].dump();
+  EXPECT_EQ(j["waiting"][0]["for"], "all processes to restart");
+  EXPECT_EQ(j["waiting"][0]["secondsLeft"], 42.0);
+  job.timers[recovery::TimerKind::kPreExitGrace] = now + absl::Seconds(10);
+  j = RecoveryJson(id, job, true, std::nullopt, now);
+  ASSERT_EQ(j["waiting"].size(), 2u);
+  EXPECT_EQ(j["waiting"][1]["for"], "the pre-exit grace");
+}
+
 }  // namespace clusterd::server
