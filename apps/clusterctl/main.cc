@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -317,9 +317,9 @@ int GetConfiguration(const Globals& g) {
   std::vector<std::vector<std::string>> rows = {
       {"manual-separation",
        absl::StrCat(m.value("enabled", false) ? "enabled" : "disabled",
-                    " window=", m.value("faultWindowHours", int64_t{0}), "h threshold=",
-                    m.value("faultThreshold", int64_t{0}), " release=",
-                    m.value("faultFreeHours", int64_t{0}), "h"),
+                    " window=", m.value("faultWindowHours", int64_t{0}),
+                    "h threshold=", m.value("faultThreshold", int64_t{0}),
+                    " release=", m.value("faultFreeHours", int64_t{0}), "h"),
        m.value("source", ""), m.value("appliedAt", "")},
       {"public-faults",
        absl::StrCat(p.value("codes", int64_t{0}), " codes, senders ",
@@ -331,7 +331,8 @@ int GetConfiguration(const Globals& g) {
        r.value("dataDir", ""), ""}};
   const int rc = Print(g, body, {"PART", "IN FORCE", "SOURCE", "APPLIED"}, rows);
   if (g.table()) {
-    for (const auto& note : body["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+    for (const auto& note : body["notes"])
+      std::printf("note: %s\n", note.get<std::string>().c_str());
   }
   return rc;
 }
@@ -453,8 +454,8 @@ int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
     return rc;
   }
   const std::vector<std::string> headers =
-      Headers(all_namespaces, {"JOB", "STATUS", "NOW", "ETTR", "WINDOW ETTR", "TRAINING",
-                               "LOST", "MOST LOST TO", "FAULTS", "CYCLES"});
+      Headers(all_namespaces, {"JOB", "STATUS", "NOW", "ETTR", "WINDOW ETTR", "TRAINING", "LOST",
+                               "MOST LOST TO", "FAULTS", "CYCLES"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& j : listing.items) {
     std::vector<std::string> row;
@@ -481,8 +482,8 @@ int GetGoodput(const Globals& g, const std::string& name, const std::string& ns,
                         i.value("use", ""), SpanText(i.value("seconds", 0.0)),
                         i.value("strategy", "")});
   }
-  std::printf("\n%s", clusterctl::RenderTable({"FROM", "TO", "USE", "FOR", "STRATEGY"}, timeline)
-                          .c_str());
+  std::printf("\n%s",
+              clusterctl::RenderTable({"FROM", "TO", "USE", "FOR", "STRATEGY"}, timeline).c_str());
   return kExitOk;
 }
 
@@ -512,8 +513,8 @@ int GetOffenders(const Globals& g, const std::string& node) {
     std::fprintf(stderr, "Repeat-offender policy: %s\n",
                  policy.value("enabled", false)
                      ? absl::StrCat(policy.value("faults", 0), " faults within ",
-                                    FormatNumber(policy.value("windowHours", 0.0)),
-                                    "h, action ", policy.value("action", "none"))
+                                    FormatNumber(policy.value("windowHours", 0.0)), "h, action ",
+                                    policy.value("action", "none"))
                            .c_str()
                      : "off (cluster-system/clusterd-config-cm, key repeat-offender-policy.json)");
     if (rows.empty()) {
@@ -764,8 +765,7 @@ int GetOnce(const Globals& g, const std::string& kind, const std::string& name,
             const std::string& ns, bool all_namespaces, const std::string& selector,
             const std::string& fault_node, const std::string& fault_job) {
   if (kind == "jobs" || kind == "job") return GetJobs(g, name, ns, all_namespaces);
-  if (kind == "ranktable" || kind == "ranktables" || kind == "rt")
-    return GetRankTable(g, name, ns);
+  if (kind == "ranktable" || kind == "ranktables" || kind == "rt") return GetRankTable(g, name, ns);
   if (kind == "faults" || kind == "fault") return GetFaults(g, fault_node, fault_job);
   if (kind == "configuration" || kind == "config") return GetConfiguration(g);
   if (kind == "recovery" || kind == "recoveries") return GetRecovery(g, name, ns, all_namespaces);
@@ -898,7 +898,8 @@ int main(int argc, char** argv) {
   get->add_flag("-A,--all-namespaces", all_namespaces, "List across all namespaces");
   bool watch_get = false;
   double watch_get_for = 0;
-  get->add_flag("-w,--watch", watch_get, "Print again whenever the view changes (polled every 2 s)");
+  get->add_flag("-w,--watch", watch_get,
+                "Print again whenever the view changes (polled every 2 s)");
   get->add_option("--watch-for", watch_get_for, "With -w: stop after this many seconds");
   get->add_option("-l,--selector", selector, "Label selector, e.g. a=b,c!=d");
   std::string fault_node, fault_job;
@@ -917,10 +918,11 @@ int main(int argc, char** argv) {
                       "With on: also the communication-operator markers");
 
   CLI::App* describe = app.add_subcommand(
-      "describe", "Show everything clusterd knows of an object: describe job JOB");
+      "describe",
+      "Show everything clusterd knows of an object: describe job JOB | describe node NODE");
   std::string describe_kind, describe_name, describe_ns = "default";
-  describe->add_option("kind", describe_kind, "job")->required();
-  describe->add_option("name", describe_name, "Job name or id")->required();
+  describe->add_option("kind", describe_kind, "job or node")->required();
+  describe->add_option("name", describe_name, "Job name or id, or node name")->required();
   describe->add_option("-n,--namespace", describe_ns, "Namespace")->capture_default_str();
 
   CLI::App* inject = app.add_subcommand(
@@ -978,9 +980,8 @@ int main(int argc, char** argv) {
 
   if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
   if (!clusterctl::ParseFormat(g.output).ok()) {
-    return Usage(
-        absl::StrCat("unknown output format \"", g.output,
-                     "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
+    return Usage(absl::StrCat("unknown output format \"", g.output,
+                              "\" (want table, wide, json, yaml, name or jsonpath=TEMPLATE)"));
   }
   if (health->parsed()) return Health(g);
   if (get->parsed()) {
@@ -992,8 +993,11 @@ int main(int argc, char** argv) {
   }
   if (datatrace->parsed()) return DataTrace(g, dt_action, dt_job, dt_ns, dt_communication);
   if (describe->parsed()) {
+    if (describe_kind == "node" || describe_kind == "nodes" || describe_kind == "no") {
+      return clusterctl::DescribeNode(g, describe_name);
+    }
     if (describe_kind != "job" && describe_kind != "jobs") {
-      return Usage(absl::StrCat("cannot describe \"", describe_kind, "\" (known: job)"));
+      return Usage(absl::StrCat("cannot describe \"", describe_kind, "\" (known: job, node)"));
     }
     return clusterctl::DescribeJob(g, describe_name, describe_ns);
   }

@@ -237,6 +237,91 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
   return Print(g, out, {"NODE", "NPU", "VERDICT", "CODES", "JOB"}, rows);
 }
 
+int DescribeNode(const Globals& g, const std::string& node) {
+  Json n;
+  if (int rc = FetchJson(g, absl::StrCat("/api/clusterd/v1/nodes/", Escape(node)), &n);
+      rc != kExitOk) {
+    return rc;
+  }
+  Json faults;
+  if (int rc = FetchJson(g, absl::StrCat("/api/clusterd/v1/faults?node=", Escape(node)), &faults);
+      rc != kExitOk) {
+    return rc;
+  }
+  Json offenders;
+  if (int rc = FetchJson(g, "/api/clusterd/v1/offenders", &offenders); rc != kExitOk) return rc;
+  Json history = nullptr;
+  for (const Json& o : offenders.value("items", Json::array())) {
+    if (o.value("node", "") == node) history = o;
+  }
+  if (!g.table()) {
+    return Print(
+        g,
+        {{"node", n}, {"faults", faults.value("items", Json::array())}, {"faultHistory", history}},
+        {}, {});
+  }
+  const Json metadata = n.value("metadata", Json::object());
+  const Json spec = n.value("spec", Json::object());
+  std::string ready = "Unknown";
+  for (const Json& c : n.value("status", Json::object()).value("conditions", Json::array())) {
+    if (c.value("type", "") == "Ready")
+      ready = c.value("status", "") == "True" ? "Ready" : "NotReady";
+  }
+  std::vector<std::string> labels, taints;
+  const Json node_labels = metadata.value("labels", Json::object());
+  for (const auto& [k, v] : node_labels.items()) {
+    labels.push_back(absl::StrCat(k, "=", v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  for (const Json& t : spec.value("taints", Json::array())) {
+    taints.push_back(absl::StrCat(t.value("key", ""), t.contains("value") ? "=" : "",
+                                  t.value("value", ""), ":", t.value("effect", "")));
+  }
+  std::printf("Name:           %s\n", node.c_str());
+  std::printf("Ready:          %s\n", ready.c_str());
+  std::printf("Unschedulable:  %s\n", spec.value("unschedulable", false) ? "true" : "false");
+  std::printf("Taints:         %s\n",
+              taints.empty() ? "<none>" : absl::StrJoin(taints, ", ").c_str());
+  std::printf("Labels:         %s\n",
+              labels.empty() ? "<none>" : absl::StrJoin(labels, "\n                ").c_str());
+  std::printf("\nNPUs:\n");
+  std::fflush(stdout);
+  if (int rc = GetNpus(g, node); rc != kExitOk) return rc;
+  std::fflush(stdout);
+  std::printf("\nFaults now:\n");
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& f : faults.value("items", Json::array())) {
+    std::vector<std::string> jobs;
+    for (const Json& j : f.value("jobs", Json::array()))
+      jobs.push_back(j.is_string() ? j.get<std::string>() : j.dump());
+    rows.push_back({f.value("npu", ""), f.value("code", ""), f.value("level", ""),
+                    f.value("source", ""), f.value("since", ""),
+                    jobs.empty() ? "<none>" : absl::StrJoin(jobs, ",")});
+  }
+  if (rows.empty()) {
+    std::printf("  <none>\n");
+  } else {
+    std::printf("%s",
+                RenderTable({"NPU", "CODE", "LEVEL", "SOURCE", "SINCE", "JOBS"}, rows).c_str());
+  }
+  std::printf("\nFault history:  ");
+  if (history.is_null()) {
+    std::printf("no fault seen since %s\n", offenders.value("observingSince", "").c_str());
+  } else {
+    const Json mtbf = history.value("mtbfSeconds", Json());
+    std::printf("%lld fault(s) since %s, MTBF %s\n",
+                static_cast<long long>(history.value("faults", int64_t{0})),
+                offenders.value("observingSince", "").c_str(),
+                mtbf.is_number()
+                    ? absl::StrCat(static_cast<int64_t>(mtbf.get<double>()), "s").c_str()
+                    : "<none>");
+    std::printf("Repeat offender: %s\n",
+                history.value("offender", false)
+                    ? absl::StrCat("yes: ", history.value("reason", "")).c_str()
+                    : "no");
+  }
+  return kExitOk;
+}
+
 int DescribeJob(const Globals& g, const std::string& job, const std::string& ns) {
   Json record;
   std::string q = ns.empty() ? "" : absl::StrCat("?namespace=", Escape(ns));

@@ -15,6 +15,9 @@ int GetNodes(const Globals& g, const std::string& name);
 int GetNpus(const Globals& g, const std::string& node);
 // describe job JOB: the job record, its pods and ranks, its recovery controller and its faults.
 int DescribeJob(const Globals& g, const std::string& job, const std::string& ns);
+// The node (readiness, schedulability, labels and taints), its NPUs with their verdicts and
+// holders, its faults, and its fault history and repeat-offender verdict.
+int DescribeNode(const Globals& g, const std::string& node);
 
 struct InjectFaultArgs {
   std::string node;

@@ -30,10 +30,11 @@ class ClusterctlTest : public ::testing::Test {
     auto store = store::OpenStore("dir:" + state_);
     ASSERT_TRUE(store.ok()) << store.status();
     for (const char* name : {"alpha", "beta"}) {
-      store::Object cm = {{"apiVersion", "v1"},
-                          {"kind", "ConfigMap"},
-                          {"metadata", {{"name", name}, {"namespace", "mindx-dl"}, {"labels", {{"app", name}}}}},
-                          {"data", {{"k", "v"}, {"k2", "v2"}}}};
+      store::Object cm = {
+          {"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}, {"namespace", "mindx-dl"}, {"labels", {{"app", name}}}}},
+          {"data", {{"k", "v"}, {"k2", "v2"}}}};
       ASSERT_TRUE((*store)->Create(store::kConfigMaps, cm).ok());
     }
     sim::ClusterdProcess::Options options;
@@ -134,12 +135,14 @@ TEST_F(ClusterctlTest, GoodputAndOffendersAnswerOnAFreshCluster) {
   EXPECT_EQ(nlohmann::json::parse(goodput.output)["kind"], "GoodputList");
   CommandResult offenders = Ctl("get offenders");
   ASSERT_EQ(offenders.exit_code, 0) << offenders.output;
-  EXPECT_TRUE(absl::StrContains(offenders.output, "Repeat-offender policy: off")) << offenders.output;
+  EXPECT_TRUE(absl::StrContains(offenders.output, "Repeat-offender policy: off"))
+      << offenders.output;
 }
 
 TEST_F(ClusterctlTest, InjectingAFaultOnAnUnknownNodeWarns) {
   CommandResult r = Ctl("inject fault --node node-x --npu 0 --code 220001001");
-  EXPECT_TRUE(absl::StrContains(r.output, "warning: clusterd knows no node \"node-x\"")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "warning: clusterd knows no node \"node-x\""))
+      << r.output;
 }
 
 TEST_F(ClusterctlTest, GetWatchPrintsTheViewAndAgainWhenItChanges) {
@@ -147,10 +150,12 @@ TEST_F(ClusterctlTest, GetWatchPrintsTheViewAndAgainWhenItChanges) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     auto store = store::OpenStore("dir:" + state_);
     ASSERT_TRUE(store.ok());
-    store::Object cm = {{"apiVersion", "v1"},
-                        {"kind", "ConfigMap"},
-                        {"metadata", {{"name", "gamma"}, {"namespace", "mindx-dl"}, {"labels", {{"app", "gamma"}}}}},
-                        {"data", {{"k", "v"}}}};
+    store::Object cm = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata",
+         {{"name", "gamma"}, {"namespace", "mindx-dl"}, {"labels", {{"app", "gamma"}}}}},
+        {"data", {{"k", "v"}}}};
     ASSERT_TRUE((*store)->Create(store::kConfigMaps, cm).ok());
   });
   CommandResult r = Ctl("get cm -n mindx-dl -l app -o name -w --watch-for 7");
@@ -163,6 +168,37 @@ TEST_F(ClusterctlTest, GetWatchPrintsTheViewAndAgainWhenItChanges) {
   EXPECT_NE(again, std::string::npos) << r.output;
   EXPECT_LT(first, again) << r.output;
   EXPECT_TRUE(absl::StrContains(r.output, "\n# ")) << r.output;
+}
+
+TEST_F(ClusterctlTest, DescribeNodeShowsTheNodeItsNpusAndItsFaultHistory) {
+  {
+    auto store = store::OpenStore("dir:" + state_);
+    ASSERT_TRUE(store.ok());
+    store::Object node = {
+        {"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata", {{"name", "node-1"}, {"labels", {{"accelerator", "huawei-Ascend910"}}}}},
+        {"spec", {{"taints", {{{"key", "maintenance"}, {"effect", "NoSchedule"}}}}}},
+        {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    ASSERT_TRUE((*store)->Create(store::kNodes, node).ok());
+  }
+  CommandResult r;
+  for (int i = 0; i < 50; ++i) {
+    r = Ctl("describe node node-1");
+    if (r.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "Name:           node-1")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "Ready:          Ready")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "maintenance:NoSchedule")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "accelerator=huawei-Ascend910")) << r.output;
+  EXPECT_TRUE(absl::StrContains(r.output, "Fault history:  no fault seen")) << r.output;
+  CommandResult json = Ctl("describe node node-1 -o json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(nlohmann::json::parse(json.output)["node"]["metadata"]["name"], "node-1");
+  EXPECT_EQ(Ctl("describe node nope").exit_code, 1);
+  EXPECT_EQ(Ctl("describe widget x").exit_code, 2);
 }
 
 TEST_F(ClusterctlTest, UsageErrorsExitTwo) {
