@@ -1,11 +1,14 @@
 #include "ops.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -540,10 +543,11 @@ int StressTest(const Globals& g, const std::string& job, const std::string& ns,
 int WatchSignals(const Globals& g, const std::string& job, const std::string& ns, double for_s) {
   const absl::Time end = for_s > 0 ? absl::Now() + absl::Seconds(for_s) : absl::InfiniteFuture();
   std::string q = ns.empty() ? "" : absl::StrCat("?namespace=", Escape(ns));
-  std::string last_key;
-  size_t printed = 0;
+  // What was printed: each transition and each signal once (keyed by time and content), so a
+  // new cycle's history and signals simply follow.
+  std::set<std::string> printed;
   bool first = true;
-  std::printf("%-24s  %-34s  %-26s  %s\n", "TIME", "FROM", "EVENT", "TO");
+  std::printf("%-24s  %-34s  %-26s  %s\n", "TIME", "FROM", "EVENT / SIGNAL", "TO / DETAIL");
   while (absl::Now() < end) {
     auto http = HttpClient(g);
     auto res = http->Get(absl::StrCat("/api/clusterd/v1/recovery/", Escape(job), q));
@@ -553,20 +557,38 @@ int WatchSignals(const Globals& g, const std::string& job, const std::string& ns
     }
     if (res->status == 200) {
       Json r = Json::parse(res->body, nullptr, false);
-      const Json history = r.is_object() ? r.value("history", Json::array()) : Json::array();
-      // A new cycle starts a new history: print it from the beginning.
-      const std::string key = history.empty() ? "" : history[0].value("at", "");
-      if (key != last_key) {
-        printed = 0;
-        last_key = key;
+      // (time, kind order, columns): transitions and signals in one timeline.
+      std::vector<std::tuple<std::string, int, std::string, std::string, std::string>> lines;
+      for (const Json& h : r.is_object() ? r.value("history", Json::array()) : Json::array()) {
+        lines.emplace_back(h.value("at", ""), 0, h.value("from", ""), h.value("event", ""),
+                           h.value("to", ""));
       }
-      for (size_t i = printed; i < history.size(); ++i) {
-        const Json& h = history[i];
-        std::printf("%-24s  %-34s  %-26s  %s\n", h.value("at", "").c_str(),
-                    h.value("from", "").c_str(), h.value("event", "").c_str(),
-                    h.value("to", "").c_str());
+      for (const Json& sig : r.is_object() ? r.value("signals", Json::array()) : Json::array()) {
+        std::vector<std::string> detail;
+        if (sig.contains("changeStrategy")) {
+          detail.push_back(absl::StrCat("strategy=", sig.value("changeStrategy", "")));
+        }
+        if (sig.contains("actions")) {
+          std::vector<std::string> actions;
+          for (const Json& a : sig["actions"])
+            actions.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+          detail.push_back(absl::StrCat("actions=", absl::StrJoin(actions, ",")));
+        }
+        if (sig.contains("faultRanks")) {
+          detail.push_back(absl::StrCat("faultRanks=", sig["faultRanks"].dump()));
+        }
+        if (!sig.value("queued", true)) detail.push_back("NOT SENT (no stream)");
+        lines.emplace_back(sig.value("at", ""), 1, "  -> signal", sig.value("signalType", ""),
+                           absl::StrJoin(detail, " "));
       }
-      printed = history.size();
+      std::sort(lines.begin(), lines.end());
+      for (const auto& [at, kind, from, what, to] : lines) {
+        if (!printed.insert(absl::StrCat(at, "|", kind, "|", from, "|", what, "|", to)).second) {
+          continue;
+        }
+        std::printf("%-24s  %-34s  %-26s  %s\n", at.c_str(), from.c_str(), what.c_str(),
+                    to.c_str());
+      }
       std::fflush(stdout);
     } else if (first) {
       std::fprintf(stderr, "waiting: job %s has no recovery controller yet (%d)\n", job.c_str(),

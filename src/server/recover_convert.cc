@@ -189,27 +189,48 @@ recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks&
 std::string_view WaitingFor(recovery::Phase phase) {
   using recovery::Phase;
   switch (phase) {
-    case Phase::kWaitReport: return "the ranks' reports";
-    case Phase::kWaitPlatStrategy: return "the platform's strategy";
-    case Phase::kFlushDelay: return "the flush delay";
-    case Phase::kRaBlockWait: return "the PodGroup to run again";
-    case Phase::kForceRelease: return "the processes to release their NPUs";
-    case Phase::kInPlaceWait: return "the in-place faults to clear";
-    case Phase::kPlatResultWait: return "the platform's fault result";
-    case Phase::kResourceWait: return "resources for the scale-in";
-    case Phase::kRankTableWait: return "the new rank table";
-    case Phase::kHcclDelay: return "the network routes to converge";
-    case Phase::kRecoverWait: return "the processes to recover";
-    case Phase::kInPlaceClearDelay: return "the in-place restart to settle";
-    case Phase::kListenSchedule: return "the pods to be rescheduled";
-    case Phase::kRestartAllDelay: return "all processes to restart";
-    case Phase::kFaultRetryRunning: return "the job to run again";
-    case Phase::kScaleRunning: return "the replaced pod";
-    case Phase::kScaleOutBackoff: return "the scale-out retry";
-    case Phase::kNewPodWait: return "the backup pod to run";
-    case Phase::kOldPodDeleteWait: return "the old pod to go";
-    case Phase::kStressWait: return "the stress test's result";
-    default: return "";
+    case Phase::kWaitReport:
+      return "the ranks' reports";
+    case Phase::kWaitPlatStrategy:
+      return "the platform's strategy";
+    case Phase::kFlushDelay:
+      return "the flush delay";
+    case Phase::kRaBlockWait:
+      return "the PodGroup to run again";
+    case Phase::kForceRelease:
+      return "the processes to release their NPUs";
+    case Phase::kInPlaceWait:
+      return "the in-place faults to clear";
+    case Phase::kPlatResultWait:
+      return "the platform's fault result";
+    case Phase::kResourceWait:
+      return "resources for the scale-in";
+    case Phase::kRankTableWait:
+      return "the new rank table";
+    case Phase::kHcclDelay:
+      return "the network routes to converge";
+    case Phase::kRecoverWait:
+      return "the processes to recover";
+    case Phase::kInPlaceClearDelay:
+      return "the in-place restart to settle";
+    case Phase::kListenSchedule:
+      return "the pods to be rescheduled";
+    case Phase::kRestartAllDelay:
+      return "all processes to restart";
+    case Phase::kFaultRetryRunning:
+      return "the job to run again";
+    case Phase::kScaleRunning:
+      return "the replaced pod";
+    case Phase::kScaleOutBackoff:
+      return "the scale-out retry";
+    case Phase::kNewPodWait:
+      return "the backup pod to run";
+    case Phase::kOldPodDeleteWait:
+      return "the old pod to go";
+    case Phase::kStressWait:
+      return "the stress test's result";
+    default:
+      return "";
   }
 }
 

@@ -475,6 +475,20 @@ nlohmann::ordered_json RecoveryBridge::WithDurability(nlohmann::ordered_json ite
     item["recordHeldSince"] =
         absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", d.since, absl::UTCTimeZone());
   }
+  // The signals sent to the job's stream lately, keep-alives left out (watch signals).
+  nlohmann::ordered_json signals = nlohmann::ordered_json::array();
+  for (const RecoverySink::SentSignal& sent : sink_.SentSignals(job_id)) {
+    nlohmann::ordered_json e = {
+        {"at", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", sent.at, absl::UTCTimeZone())},
+        {"signalType", sent.signal_type},
+        {"uuid", sent.uuid},
+        {"queued", sent.queued}};
+    if (!sent.change_strategy.empty()) e["changeStrategy"] = sent.change_strategy;
+    if (!sent.actions.empty()) e["actions"] = sent.actions;
+    if (sent.fault_ranks > 0) e["faultRanks"] = sent.fault_ranks;
+    signals.push_back(std::move(e));
+  }
+  item["signals"] = std::move(signals);
   return item;
 }
 

@@ -82,12 +82,47 @@ RecoverySink::DueKeepAlives(absl::Time now) {
   return due;
 }
 
+namespace {
+
+RecoverySink::SentSignal SentOf(const recovery::Signal& signal, absl::Time at, bool queued) {
+  return {at,
+          signal.uuid,
+          signal.signal_type,
+          signal.change_strategy,
+          signal.actions,
+          signal.fault_ranks.size(),
+          queued};
+}
+
+}  // namespace
+
+void RecoverySink::RecordSentLocked(const std::string& job_id, SentSignal entry) {
+  if (entry.signal_type == recovery::kSignalKeepAlive) return;
+  auto it = sent_.find(job_id);
+  if (it == sent_.end()) {
+    if (sent_.size() >= kSentSignalJobsKept) {
+      // The job whose last signal is oldest makes room.
+      auto oldest = sent_.begin();
+      for (auto j = sent_.begin(); j != sent_.end(); ++j) {
+        if (j->second.back().at < oldest->second.back().at) oldest = j;
+      }
+      sent_.erase(oldest);
+    }
+    it = sent_.emplace(job_id, std::deque<SentSignal>{}).first;
+  }
+  it->second.push_back(std::move(entry));
+  while (it->second.size() > kSentSignalsKept) it->second.pop_front();
+}
+
 bool RecoverySink::WriteSignal(const std::string& job_id, const recovery::Signal& signal) {
   std::shared_ptr<SignalChannel> channel;
   {
     absl::MutexLock lock(&mu_);
     auto job = signal_streams_.find(job_id);
-    if (job == signal_streams_.end() || job->second.empty()) return false;
+    if (job == signal_streams_.end() || job->second.empty()) {
+      RecordSentLocked(job_id, SentOf(signal, clock_.Now(), false));
+      return false;
+    }
     channel = job->second.rbegin()->second.channel;  // the newest subscription
   }
   const bool queued = channel->Push(SignalToProto(signal));
@@ -95,7 +130,18 @@ bool RecoverySink::WriteSignal(const std::string& job_id, const recovery::Signal
     LogWarn(kComponent, "signal not queued (stream gone or queue full)",
             {{"job", job_id}, {"signal_type", signal.signal_type}});
   }
+  {
+    absl::MutexLock lock(&mu_);
+    RecordSentLocked(job_id, SentOf(signal, clock_.Now(), queued));
+  }
   return queued;
+}
+
+std::vector<RecoverySink::SentSignal> RecoverySink::SentSignals(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sent_.find(job_id);
+  if (it == sent_.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 // ---- OM notify streams ----

@@ -77,6 +77,19 @@ class RecoverySink final : public recovery::SignalSink {
   // ended it; the controller must hear StreamClosed), false when EndStreams had ended it.
   bool SignalStreamDone(const std::string& job_id, uint64_t stream_id);
   size_t SignalStreams(const std::string& job_id) const;
+
+  // The job's last signals (keep-alives left out), oldest first, for `clusterctl watch signals`
+  // and /api/clusterd/v1/recovery/<job>: what was sent, when, and whether it reached a stream.
+  struct SentSignal {
+    absl::Time at;
+    std::string uuid, signal_type, change_strategy;
+    std::vector<std::string> actions;
+    size_t fault_ranks = 0;
+    bool queued = false;
+  };
+  static constexpr size_t kSentSignalsKept = 64;       // per job
+  static constexpr size_t kSentSignalJobsKept = 4096;  // jobs with a log; the oldest go first
+  std::vector<SentSignal> SentSignals(const std::string& job_id) const;
   // Streams whose keep-alive is due at `now` (each deadline advances by 5 s).
   std::vector<std::pair<std::string, std::shared_ptr<SignalChannel>>> DueKeepAlives(absl::Time now);
 
@@ -140,6 +153,9 @@ class RecoverySink final : public recovery::SignalSink {
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint64_t, Answer> tickets_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::deque<SentSignal>> sent_ ABSL_GUARDED_BY(mu_);
+  void RecordSentLocked(const std::string& job_id, SentSignal entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 }  // namespace clusterd::server

@@ -21,8 +21,8 @@ std::string ClusterdWaitText(const std::string& http_address, const std::string&
     const double left = w.value("secondsLeft", -1.0);
     if (left < 0 || left <= most) continue;
     most = left;
-    text = absl::StrCat("waits for ", w.value("for", "a timer"), ", ",
-                        static_cast<int64_t>(left), "s left");
+    text = absl::StrCat("waits for ", w.value("for", "a timer"), ", ", static_cast<int64_t>(left),
+                        "s left");
   }
   return text;
 }

@@ -34,6 +34,25 @@ TEST_F(RecoverySinkTest, SignalsGoToTheNewestStreamOfTheJob) {
   EXPECT_FALSE(sink_.WriteSignal("job-2", Stop("U")));
 }
 
+TEST_F(RecoverySinkTest, TheLastSignalsAreKeptForWatchSignalsWithoutKeepAlives) {
+  EXPECT_FALSE(sink_.WriteSignal("job-1", Stop("U")));  // no stream yet: recorded as not sent
+  auto stream = sink_.OpenSignalStream("job-1");
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(sink_.WriteSignal("job-1", recovery::KeepAliveSignal("job-1", "U")));
+  ASSERT_TRUE(sink_.WriteSignal("job-1", Stop("U")));
+  std::vector<RecoverySink::SentSignal> sent = sink_.SentSignals("job-1");
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_FALSE(sent[0].queued);
+  EXPECT_TRUE(sent[1].queued);
+  EXPECT_EQ(sent[1].signal_type, "stopTrain");
+  EXPECT_EQ(sent[1].at - sent[0].at, absl::Seconds(1));
+  for (size_t i = 0; i < RecoverySink::kSentSignalsKept + 10; ++i) {
+    (void)sink_.WriteSignal("job-1", Stop("U"));
+  }
+  EXPECT_EQ(sink_.SentSignals("job-1").size(), RecoverySink::kSentSignalsKept);
+  EXPECT_TRUE(sink_.SentSignals("job-2").empty());
+}
+
 TEST_F(RecoverySinkTest, EndStreamsKeepsOnlyTheNamedStream) {
   auto first = sink_.OpenSignalStream("job-1");
   auto second = sink_.OpenSignalStream("job-1");
