@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/time_format.h"
 
 namespace clusterd::cluster {
 namespace {
@@ -31,10 +32,6 @@ int64_t UnixMillis(absl::Time t) {
 }
 absl::Time FromMillis(int64_t ms) {
   return ms == 0 ? absl::InfinitePast() : absl::FromUnixMillis(ms);
-}
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
 }
 
 }  // namespace
@@ -259,8 +256,8 @@ nlohmann::ordered_json GoodputLedger::JobJson(const JobGoodput& job, absl::Time 
   nlohmann::ordered_json timeline = nlohmann::ordered_json::array();
   for (const TimeInterval& i : job.timeline) {
     nlohmann::ordered_json e = {{"use", ToString(i.use)},
-                                {"start", Rfc3339(i.start)},
-                                {"end", Rfc3339(i.end)},
+                                {"start", Rfc3339Millis(i.start)},
+                                {"end", Rfc3339Millis(i.end)},
                                 {"seconds", Seconds(i.end - i.start)}};
     if (!i.strategy.empty()) e["strategy"] = i.strategy;
     timeline.push_back(std::move(e));
@@ -268,7 +265,7 @@ nlohmann::ordered_json GoodputLedger::JobJson(const JobGoodput& job, absl::Time 
   if (IsCounted(job.use)) {
     nlohmann::ordered_json e = {
         {"use", ToString(job.use)},
-        {"start", Rfc3339(job.since)},
+        {"start", Rfc3339Millis(job.since)},
         {"end", nullptr},
         {"seconds", Seconds(std::max(absl::ZeroDuration(), now - job.since))}};
     if (!job.cycle_strategy.empty()) e["strategy"] = job.cycle_strategy;
@@ -282,7 +279,7 @@ nlohmann::ordered_json GoodputLedger::JobJson(const JobGoodput& job, absl::Time 
       {"status", job.deleted ? "deleted"
                              : (job.status.has_value() ? std::string(ToString(*job.status)) : "")},
       {"now", ToString(job.use)},
-      {"firstSeen", Rfc3339(job.first_seen)},
+      {"firstSeen", Rfc3339Millis(job.first_seen)},
       {"countedSeconds", Seconds(job.Counted(now))},
       {"trainingSeconds", Seconds(job.Total(TimeUse::kTraining, now))},
       {"lostSeconds", std::move(lost)},

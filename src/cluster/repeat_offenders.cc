@@ -6,14 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cluster/goodput_ledger.h"
+#include "common/time_format.h"
 #include "model/fault_level.h"
 
 namespace clusterd::cluster {
 namespace {
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
-}
 
 std::string Hours(absl::Duration d) {
   const double h = absl::ToDoubleHours(d);
@@ -123,7 +120,7 @@ std::optional<OffenderVerdict> RepeatOffenders::Judge(const std::string& node,
     what.push_back(absl::StrCat(f->code, "@",
                                 f->npu.empty() || f->npu == "-1" ? std::string("node") : f->npu,
                                 f->npus > 1 ? absl::StrCat("+", f->npus - 1, " more") : "", " ",
-                                f->level, " ", Rfc3339(f->at)));
+                                f->level, " ", Rfc3339Millis(f->at)));
   }
   record.reason = absl::StrCat(in_window.size(), " faults within ", Hours(policy_.window),
                                " (policy: ", policy_.faults, "): ", absl::StrJoin(what, "; "));
@@ -212,7 +209,7 @@ nlohmann::ordered_json RepeatOffenders::ToJson(absl::Time now) const {
     }
     nlohmann::ordered_json recent = nlohmann::ordered_json::array();
     for (const NodeFaultOccurrence& f : r.recent) {
-      recent.push_back({{"at", Rfc3339(f.at)},
+      recent.push_back({{"at", Rfc3339Millis(f.at)},
                         {"npu", f.npu},
                         {"npus", f.npus},
                         {"code", f.code},
@@ -224,14 +221,14 @@ nlohmann::ordered_json RepeatOffenders::ToJson(absl::Time now) const {
                      {"mtbfSeconds", Mtbf(observed, r.total)},
                      {"offender", r.offender},
                      {"reason", r.reason},
-                     {"verdictAt", r.offender ? nlohmann::ordered_json(Rfc3339(r.verdict_at))
+                     {"verdictAt", r.offender ? nlohmann::ordered_json(Rfc3339Millis(r.verdict_at))
                                               : nlohmann::ordered_json(nullptr)},
                      {"npus", std::move(npus)},
                      {"recent", std::move(recent)}});
   }
   return {{"kind", "OffenderList"},
           {"policy", policy_.ToJson()},
-          {"observingSince", Rfc3339(since_)},
+          {"observingSince", Rfc3339Millis(since_)},
           {"items", std::move(items)}};
 }
 

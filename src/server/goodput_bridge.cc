@@ -27,6 +27,17 @@ Gauge& UseGauge(cluster::TimeUse use) {
       {{"use", std::string(cluster::ToString(use))}});
 }
 
+Gauge& EttrGauge() {
+  return MetricsRegistry::Default().GetGauge(
+      "clusterd_goodput_ettr",
+      "Training time over counted time of every tracked job, over the sliding window.");
+}
+
+Gauge& OffendersGauge() {
+  return MetricsRegistry::Default().GetGauge("clusterd_repeat_offenders",
+                                             "Nodes currently judged repeat offenders.");
+}
+
 Counter& StateCounter(std::string_view op, std::string_view result) {
   return MetricsRegistry::Default().GetCounter(
       "clusterd_goodput_state_total",
@@ -64,13 +75,8 @@ GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options op
   for (int i = 0; i < cluster::kTimeUseCount; ++i) {
     UseGauge(static_cast<cluster::TimeUse>(i)).Set(0);
   }
-  MetricsRegistry::Default()
-      .GetGauge("clusterd_goodput_ettr",
-                "Training time over counted time of every tracked job, over the sliding window.")
-      .Set(0);
-  MetricsRegistry::Default()
-      .GetGauge("clusterd_repeat_offenders", "Nodes currently judged repeat offenders.")
-      .Set(0);
+  EttrGauge().Set(0);
+  OffendersGauge().Set(0);
 }
 
 GoodputBridge::~GoodputBridge() { Stop(); }
@@ -345,12 +351,10 @@ void GoodputBridge::Tick() {
     for (int i = 0; i < cluster::kTimeUseCount; ++i) {
       UseGauge(static_cast<cluster::TimeUse>(i)).Set(absl::ToDoubleSeconds(by_use[i]));
     }
-    MetricsRegistry::Default()
-        .GetGauge("clusterd_goodput_ettr",
-                  "Training time over counted time of every tracked job, over the sliding window.")
-        .Set(window_counted > absl::ZeroDuration()
-                 ? absl::ToDoubleSeconds(window_training) / absl::ToDoubleSeconds(window_counted)
-                 : 0);
+    EttrGauge().Set(window_counted > absl::ZeroDuration()
+                        ? absl::ToDoubleSeconds(window_training) /
+                              absl::ToDoubleSeconds(window_counted)
+                        : 0);
     // Recovery cycles in flight, and how long the oldest has run: "a job stuck in recovery".
     int64_t cycles_running = 0;
     absl::Duration oldest_cycle;
@@ -370,9 +374,7 @@ void GoodputBridge::Tick() {
         .Set(absl::ToDoubleSeconds(oldest_cycle));
     int64_t offenders = 0;
     for (const auto& [node, r] : offenders_.nodes()) offenders += r.offender ? 1 : 0;
-    MetricsRegistry::Default()
-        .GetGauge("clusterd_repeat_offenders", "Nodes currently judged repeat offenders.")
-        .Set(static_cast<double>(offenders));
+    OffendersGauge().Set(static_cast<double>(offenders));
     save_due = dirty_ && now - last_save_ >= options_.save_every;
   }
   if (save_due) {

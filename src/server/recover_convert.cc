@@ -7,14 +7,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/time_format.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::server {
 namespace {
-
-std::string Rfc3339Milli(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
-}
 
 nlohmann::ordered_json FaultRanksJson(const std::vector<recovery::FaultRank>& faults) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -250,7 +247,7 @@ nlohmann::ordered_json WaitingJson(const recovery::JobRecovery& job, absl::Time 
     if (what.empty()) continue;
     nlohmann::ordered_json w = {{"for", what},
                                 {"timer", std::string(recovery::TimerKindName(kind))},
-                                {"until", Rfc3339Milli(deadline)}};
+                                {"until", Rfc3339Millis(deadline)}};
     if (now != absl::InfinitePast()) {
       w["secondsLeft"] = std::ceil(absl::ToDoubleSeconds(deadline - now));
     }
@@ -267,7 +264,7 @@ nlohmann::ordered_json RecoveryJson(const recovery::JobIdentity& id,
   nlohmann::ordered_json history = nlohmann::ordered_json::array();
   for (const recovery::HistoryEntry& h : job.history) {
     history.push_back(
-        {{"at", Rfc3339Milli(h.at)}, {"from", h.from}, {"event", h.event}, {"to", h.to}});
+        {{"at", Rfc3339Millis(h.at)}, {"from", h.from}, {"event", h.event}, {"to", h.to}});
   }
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const recovery::StatusReport& r : job.result_history) {

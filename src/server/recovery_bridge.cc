@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/time_format.h"
 #include "recovery/job_config.h"
 #include "recovery/machine.h"
 #include "recovery/record.h"
@@ -472,17 +473,15 @@ nlohmann::ordered_json RecoveryBridge::WithDurability(nlohmann::ordered_json ite
   if (!d.durable) {
     item["recordError"] = d.error;
     item["recordFailedWrites"] = d.failures;
-    item["recordHeldSince"] =
-        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", d.since, absl::UTCTimeZone());
+    item["recordHeldSince"] = Rfc3339Millis(d.since);
   }
   // The signals sent to the job's stream lately, keep-alives left out (watch signals).
   nlohmann::ordered_json signals = nlohmann::ordered_json::array();
   for (const RecoverySink::SentSignal& sent : sink_.SentSignals(job_id)) {
-    nlohmann::ordered_json e = {
-        {"at", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", sent.at, absl::UTCTimeZone())},
-        {"signalType", sent.signal_type},
-        {"uuid", sent.uuid},
-        {"queued", sent.queued}};
+    nlohmann::ordered_json e = {{"at", Rfc3339Millis(sent.at)},
+                                {"signalType", sent.signal_type},
+                                {"uuid", sent.uuid},
+                                {"queued", sent.queued}};
     if (!sent.change_strategy.empty()) e["changeStrategy"] = sent.change_strategy;
     if (!sent.actions.empty()) e["actions"] = sent.actions;
     if (sent.fault_ranks > 0) e["faultRanks"] = sent.fault_ranks;

@@ -137,6 +137,11 @@ TEST_F(ClusterctlTest, GoodputAndOffendersAnswerOnAFreshCluster) {
   ASSERT_EQ(offenders.exit_code, 0) << offenders.output;
   EXPECT_TRUE(absl::StrContains(offenders.output, "Repeat-offender policy: off"))
       << offenders.output;
+  // An unknown job is a clear error, not an empty answer.
+  CommandResult unknown = Ctl("get goodput no-such-job");
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_TRUE(absl::StrContains(unknown.output, "no goodput record of job no-such-job"))
+      << unknown.output;
 }
 
 TEST_F(ClusterctlTest, InjectingAFaultOnAnUnknownNodeWarns) {
