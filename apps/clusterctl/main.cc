@@ -772,6 +772,7 @@ int GetOnce(const Globals& g, const std::string& kind, const std::string& name,
   if (kind == "slownode" || kind == "slownodes") return GetSlowNode(g, name, ns, all_namespaces);
   if (kind == "netfault" || kind == "netfaults") return GetNetFault(g, name);
   if (kind == "goodput") return GetGoodput(g, name, ns, all_namespaces);
+  if (kind == "episodes" || kind == "episode") return clusterctl::GetEpisodes(g, name);
   if (kind == "offenders" || kind == "offender")
     return GetOffenders(g, fault_node.empty() ? name : fault_node);
   if (kind == "nodes" || kind == "node" || kind == "no") return clusterctl::GetNodes(g, name);
@@ -891,7 +892,8 @@ int main(int argc, char** argv) {
                   "configmaps (cm), pods (po), nodes (no), podgroups (pg), ascendjobs, vcjobs, "
                   "leases, events; and from clusterd: nodes (with NPU health), npus [--node N], "
                   "jobs, ranktable JOB, faults [--node N] [--job J], recovery [JOB], slownode "
-                  "[JOB], netfault [SUPERPOD], configuration, goodput [JOB], offenders [NODE]")
+                  "[JOB], netfault [SUPERPOD], configuration, goodput [JOB], episodes [JOB], "
+                  "offenders [NODE]")
       ->required();
   get->add_option("name", name, "Object name (optional)");
   get->add_option("-n,--namespace", ns, "Namespace")->capture_default_str();

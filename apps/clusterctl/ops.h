@@ -19,6 +19,9 @@ int DescribeJob(const Globals& g, const std::string& job, const std::string& ns)
 // holders, its faults, and its fault history and repeat-offender verdict.
 int DescribeNode(const Globals& g, const std::string& node);
 
+// get episodes [JOB]: the fault episodes, newest first (the demo's per-fault table).
+int GetEpisodes(const Globals& g, const std::string& job);
+
 struct InjectFaultArgs {
   std::string node;
   std::vector<int> npus;

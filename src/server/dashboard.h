@@ -3,11 +3,15 @@
 // The operator dashboard on clusterd's HTTP port:
 //   GET /, /dashboard                the page (HTML, CSS and JavaScript embedded in the binary)
 //   GET /api/clusterd/v1/events      the live fault feed, server-sent events (text/event-stream)
-// The page draws a heat map of nodes x NPUs coloured by fault level, the jobs with their
-// recovery state and strategy, a timeline of each job's current recovery cycle and the feed. It
-// reads the JSON endpoints the HTTP server already serves; nothing is fetched from elsewhere.
+//   GET /api/clusterd/v1/events/recent   the feed's backlog (JSON), ?limit=N (default 100)
+// The page (dashboard_page.cc) draws a heat map of nodes x NPUs coloured by fault level (healthy
+// NPUs a job holds in the job's colour), the jobs with their recovery state, strategy and ETTR,
+// a per-job timeline chart of where the time went (training, detection, decision, process
+// restart by strategy, rescheduling), the fault episodes, goodput per job, the repeat offenders
+// and the feed (its backlog first, then the stream from where the backlog ended: ?after=SEQ).
+// It reads the JSON endpoints the HTTP server already serves; nothing is fetched from elsewhere.
 // `/dashboard?feed=off` leaves the event stream closed (static snapshots, headless browsers
-// whose virtual clock waits for open requests).
+// whose virtual clock waits for open requests); the backlog is still loaded.
 #include <cstdint>
 #include <deque>
 #include <map>

@@ -17,6 +17,7 @@ constexpr char kStateSource[] = "cluster-system/clusterd-goodput";
 constexpr char kPolicySource[] = "cluster-system/clusterd-config-cm";
 constexpr char kGoodputKey[] = "goodput.json";
 constexpr char kOffendersKey[] = "offenders.json";
+constexpr char kEpisodesKey[] = "episodes.json";
 // A ConfigMap holds at most 1 MiB: past this the timelines are left out of the saved state.
 constexpr size_t kMaxSavedBytes = 900 * 1024;
 
@@ -63,6 +64,14 @@ std::string FaultKey(const cluster::FaultDevice& d) {
   return absl::StrCat(d.server_name, "|", d.device_id, "|", d.code);
 }
 
+// A fault device's time: milliseconds, except for public faults, whose time stays in the
+// seconds the sender gave (fault-pipeline.md §7.3 step 1). Below 1e11 a value is seconds (1e11
+// ms is March 1973, 1e11 s the year 5138). 0: not given.
+std::optional<absl::Time> FaultTimeOf(int64_t raw) {
+  if (raw <= 0) return std::nullopt;
+  return raw < 100'000'000'000 ? absl::FromUnixSeconds(raw) : absl::FromUnixMillis(raw);
+}
+
 }  // namespace
 
 GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options options)
@@ -93,12 +102,14 @@ absl::Status GoodputBridge::Restore() {
   } else {
     const nlohmann::json data = cm->value("data", nlohmann::json::object());
     absl::MutexLock lock(&mu_);
-    for (const char* key : {kGoodputKey, kOffendersKey}) {
+    for (const char* key : {kGoodputKey, kOffendersKey, kEpisodesKey}) {
       if (!data.is_object() || !data.contains(key) || !data[key].is_string()) continue;
       nlohmann::json saved =
           nlohmann::json::parse(data[key].get<std::string>(), nullptr, /*allow_exceptions=*/false);
-      absl::Status s =
-          key == std::string_view(kGoodputKey) ? ledger_.Restore(saved) : offenders_.Restore(saved);
+      const std::string_view k = key;
+      absl::Status s = k == kGoodputKey     ? ledger_.Restore(saved)
+                       : k == kOffendersKey ? offenders_.Restore(saved)
+                                            : episodes_.Restore(saved);
       if (!s.ok()) {
         StateCounter("read", "malformed").Increment();
         LogWarn(kComponent, "saved state refused; starting afresh",
@@ -108,7 +119,9 @@ absl::Status GoodputBridge::Restore() {
       }
     }
     LogInfo(kComponent, "state restored",
-            {{"jobs", ledger_.jobs().size()}, {"nodes", offenders_.nodes().size()}});
+            {{"jobs", ledger_.jobs().size()},
+             {"nodes", offenders_.nodes().size()},
+             {"episodes", episodes_.episodes().size()}});
   }
   ReadPolicy();
   return absl::OkStatus();
@@ -167,41 +180,72 @@ void GoodputBridge::OnJobSummary(const model::JobSummarySignal& signal) {
   absl::MutexLock lock(&mu_);
   ledger_.ObserveJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name),
                      model::ParseJobStatus(signal.job_status), deleted, clock_.Now());
-  if (deleted) job_faults_.erase(signal.job_id);
+  episodes_.NameJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name));
+  if (deleted) {
+    job_faults_.erase(signal.job_id);
+    episode_faults_.erase(signal.job_id);
+  }
   dirty_ = true;
 }
 
 void GoodputBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
   std::set<std::string> now_keys;
-  std::optional<int64_t> earliest_new_ms;
+  std::optional<absl::Time> earliest_new;
   absl::MutexLock lock(&mu_);
+  NoteEpisodeFaults(faults);
   const std::set<std::string>& before = job_faults_[faults.job_id];
+  const absl::Time now = clock_.Now();
   for (const cluster::FaultDevice& d : faults.devices) {
     if (!cluster::InterruptsTraining(d.level)) continue;
     std::string key = FaultKey(d);
-    if (!before.contains(key) && d.fault_time_ms > 0) {
-      earliest_new_ms = std::min(earliest_new_ms.value_or(d.fault_time_ms), d.fault_time_ms);
-    } else if (!before.contains(key) && !earliest_new_ms.has_value()) {
-      earliest_new_ms = absl::ToUnixMillis(clock_.Now());
+    if (!before.contains(key)) {
+      const absl::Time at = FaultTimeOf(d.fault_time_ms).value_or(now);
+      earliest_new = std::min(earliest_new.value_or(at), at);
     }
     now_keys.insert(std::move(key));
   }
-  const absl::Time now = clock_.Now();
   if (now_keys.empty()) {
     ledger_.ObserveFaults(faults.job_id, std::nullopt, now);
     job_faults_.erase(faults.job_id);
   } else {
-    if (earliest_new_ms.has_value()) {
-      ledger_.ObserveFaults(faults.job_id, absl::FromUnixMillis(*earliest_new_ms), now);
-    }
+    if (earliest_new.has_value()) ledger_.ObserveFaults(faults.job_id, *earliest_new, now);
     job_faults_[faults.job_id] = std::move(now_keys);
   }
   dirty_ = true;
 }
 
+void GoodputBridge::NoteEpisodeFaults(const cluster::JobFaultRanks& faults) {
+  std::set<std::string>& before = episode_faults_[faults.job_id];
+  std::set<std::string> now_keys;
+  std::vector<cluster::EpisodeFault> hit;
+  for (const cluster::FaultDevice& d : faults.devices) {
+    if (d.level.empty() || d.level == "NotHandleFault") continue;
+    std::string key = FaultKey(d);
+    if (!before.contains(key) && !now_keys.contains(key)) {
+      hit.push_back({d.server_name, d.device_id, d.code, d.level,
+                     FaultTimeOf(d.fault_time_ms).value_or(absl::InfinitePast())});
+    }
+    now_keys.insert(std::move(key));
+  }
+  const absl::Time now = clock_.Now();
+  if (!hit.empty()) episodes_.FaultsHit(faults.job_id, JobNameOf(faults.job_id), hit, now);
+  if (now_keys.empty()) {
+    episodes_.FaultsCleared(faults.job_id, now);
+    episode_faults_.erase(faults.job_id);
+  } else {
+    before = std::move(now_keys);
+  }
+}
+
+std::string GoodputBridge::JobNameOf(const std::string& job_id) const {
+  const cluster::JobGoodput* job = ledger_.Find(job_id);
+  return job == nullptr ? "" : job->name;
+}
+
 void GoodputBridge::OnCycleStarted(const std::string& job_id, absl::Time at) {
   absl::MutexLock lock(&mu_);
   ledger_.CycleStarted(job_id, at);
+  episodes_.CycleStarted(job_id, JobNameOf(job_id), at);
   dirty_ = true;
 }
 
@@ -209,13 +253,15 @@ void GoodputBridge::OnStrategyDecided(const std::string& job_id, const std::stri
                                       absl::Time at) {
   absl::MutexLock lock(&mu_);
   ledger_.StrategyDecided(job_id, strategy, at);
+  episodes_.StrategyDecided(job_id, strategy, at);
   dirty_ = true;
 }
 
-void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&, const std::string&,
-                                 absl::Time at) {
+void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&,
+                                 const std::string& outcome, absl::Time at) {
   absl::MutexLock lock(&mu_);
   ledger_.CycleEnded(job_id, at);
+  episodes_.CycleEnded(job_id, outcome, at);
   dirty_ = true;
 }
 
@@ -385,7 +431,7 @@ void GoodputBridge::Tick() {
 }
 
 absl::Status GoodputBridge::Save() {
-  std::string goodput, offenders;
+  std::string goodput, offenders, episodes;
   const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&mu_);
@@ -393,7 +439,8 @@ absl::Status GoodputBridge::Save() {
     nlohmann::json ledger_state = ledger_.Save(now);
     goodput = ledger_state.dump();
     offenders = offenders_.Save().dump();
-    if (goodput.size() + offenders.size() > kMaxSavedBytes) {
+    episodes = episodes_.Save().dump();
+    if (goodput.size() + offenders.size() + episodes.size() > kMaxSavedBytes) {
       for (auto& job : ledger_state["jobs"]) job["timeline"] = nlohmann::json::array();
       goodput = ledger_state.dump();
       LogWarn(kComponent, "state too large for one ConfigMap: timelines left out",
@@ -402,13 +449,14 @@ absl::Status GoodputBridge::Save() {
     dirty_ = false;
     last_save_ = now;
   }
-  store::Object cm = {{"apiVersion", "v1"},
-                      {"kind", "ConfigMap"},
-                      {"metadata",
-                       {{"name", std::string(kGoodputConfigMap)},
-                        {"namespace", std::string(kGoodputNamespace)},
-                        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
-                      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}}}};
+  store::Object cm = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       {{"name", std::string(kGoodputConfigMap)},
+        {"namespace", std::string(kGoodputNamespace)},
+        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
+      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}, {kEpisodesKey, episodes}}}};
   absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);
   if (!written.ok() && absl::IsNotFound(written.status())) {
     written = store_.Create(store::kConfigMaps, cm);
@@ -484,6 +532,12 @@ nlohmann::ordered_json GoodputBridge::Offenders() const {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
   return offenders_.ToJson(now);
+}
+
+nlohmann::ordered_json GoodputBridge::Episodes(const std::string& job) const {
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  return episodes_.ToJson(job, now);
 }
 
 }  // namespace clusterd::server

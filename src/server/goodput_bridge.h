@@ -3,10 +3,11 @@
 // Goodput and repeat offenders (docs/goodput.md) fed from what clusterd already sees: the job
 // summaries (status), the fault centre's per-job snapshots (when a fault hit a running job), the
 // recovery cycles (start, strategy, end) and the fault feed (every fault occurrence per node and
-// NPU). Keeps its state in the store (ConfigMap cluster-system/clusterd-goodput, bounded), reads
-// the repeat-offender policy from cluster-system/clusterd-config-cm key
-// repeat-offender-policy.json (off when absent; a refused policy keeps the previous one), carries
-// out the policy's action (cordon or taint) once per verdict, and exports the aggregate metrics.
+// NPU), and the fault episodes of every job (cluster/fault_episodes.h). Keeps its state in the
+// store (ConfigMap cluster-system/clusterd-goodput, bounded), reads the repeat-offender policy from
+// cluster-system/clusterd-config-cm key repeat-offender-policy.json (off when absent; a refused
+// policy keeps the previous one), carries out the policy's action (cordon or taint) once per
+// verdict, and exports the aggregate metrics.
 #include <memory>
 #include <optional>
 #include <set>
@@ -17,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "cluster/fault_episodes.h"
 #include "cluster/fault_job_faults.h"
 #include "cluster/goodput_ledger.h"
 #include "cluster/repeat_offenders.h"
@@ -78,9 +80,14 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
                                                    const std::string& ns) const;
   // GET /api/clusterd/v1/offenders.
   nlohmann::ordered_json Offenders() const;
+  // GET /api/clusterd/v1/episodes[?job=JOB]: the fault episodes, newest first.
+  nlohmann::ordered_json Episodes(const std::string& job) const;
 
  private:
   void ReadPolicy();
+  // Opens or extends the job's fault episode with the faults new in its snapshot.
+  void NoteEpisodeFaults(const cluster::JobFaultRanks& faults) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string JobNameOf(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Act(const cluster::OffenderVerdict& verdict);
   void Run(FaultFeed* feed);
 
@@ -91,8 +98,11 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   mutable absl::Mutex mu_;
   cluster::GoodputLedger ledger_ ABSL_GUARDED_BY(mu_);
   cluster::RepeatOffenders offenders_ ABSL_GUARDED_BY(mu_);
+  cluster::FaultEpisodes episodes_ ABSL_GUARDED_BY(mu_);
   // Per job: the interrupting faults (node|device|code) of its last snapshot.
   std::map<std::string, std::set<std::string>> job_faults_ ABSL_GUARDED_BY(mu_);
+  // Per job: every fault of its last snapshot that an episode counts (any but NotHandleFault).
+  std::map<std::string, std::set<std::string>> episode_faults_ ABSL_GUARDED_BY(mu_);
   std::string policy_text_ ABSL_GUARDED_BY(mu_);  // the last policy text read (applied or not)
   bool dirty_ ABSL_GUARDED_BY(mu_) = true;
   absl::Time last_save_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

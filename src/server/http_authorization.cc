@@ -95,7 +95,7 @@ std::string HttpRouteLabel(absl::string_view path) {
   // The routes HttpServer serves; anything else (a scan of random paths) is one label.
   static constexpr absl::string_view kApiResources[] = {
       "jobs", "faults", "recovery", "slownode", "netfault", "nodes", "events", "policy",
-      "configuration", "goodput", "offenders"};
+      "configuration", "goodput", "offenders", "episodes"};
   static constexpr absl::string_view kTopLevel[] = {"metrics", "version", "dashboard"};
   std::vector<absl::string_view> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
   if (parts.empty()) return "HTTP /";

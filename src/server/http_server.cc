@@ -518,6 +518,17 @@ void HttpServer::RegisterRoutes() {
     CountRequest("/api/clusterd/v1/offenders", res.status);
   });
 
+  // The fault episodes (clusterctl get episodes, the dashboard's fault table).
+  s.Get(R"(/api/clusterd/v1/episodes)", [this](const HttpRequest& req, HttpResponse& res) {
+    if (options_.goodput == nullptr) {
+      ReplyError(res, absl::UnavailableError("no goodput accounting is attached"));
+    } else {
+      const std::string job = req.has_param("job") ? req.get_param_value("job") : "";
+      res.set_content(options_.goodput->Episodes(job).dump(), kJson);
+    }
+    CountRequest("/api/clusterd/v1/episodes", res.status);
+  });
+
   // The slow-node detections (clusterctl get slownode).
   s.Get(R"(/api/clusterd/v1/slownode)", [this](const HttpRequest& req, HttpResponse& res) {
     if (options_.slow_nodes == nullptr) {

@@ -47,12 +47,19 @@ std::string LoadPage(const std::string& chromium, const std::string& url,
                      const std::string& screenshot) {
   const std::string flags =
       "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --virtual-time-budget=4000 "
-      "--window-size=1280,900";
+      "--window-size=1400,1600";
   testing::CommandResult dom = testing::RunCommand(
       absl::StrCat("timeout 60 ", chromium, " ", flags, " --dump-dom '", url, "'", " 2>/dev/null"));
   testing::RunCommand(absl::StrCat("timeout 60 ", chromium, " ", flags,
                                    " --screenshot=", screenshot, " '", url, "' >/dev/null 2>&1"));
-  return dom.output;
+  // Without the page's own script, whose string literals hold the markup it draws.
+  std::string out = dom.output;
+  const size_t script = out.find("<script>");
+  const size_t end = out.find("</script>");
+  if (script != std::string::npos && end != std::string::npos && end > script) {
+    out.erase(script, end - script);
+  }
+  return out;
 }
 
 // The value of `attribute` on the element with id `id`, "" when absent.
@@ -61,6 +68,36 @@ std::string Attribute(const std::string& dom, const std::string& id, const std::
   std::smatch m;
   return std::regex_search(dom, m, re) ? m[1].str() : "";
 }
+// How many times `pattern` matches in the DOM.
+int Count(const std::string& dom, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<int>(
+      std::distance(std::sregex_iterator(dom.begin(), dom.end(), re), std::sregex_iterator()));
+}
+
+// Every number of the header against what the page drew, counted here from the DOM: a header
+// that says "0 nodes" above two drawn nodes fails.
+void ExpectHeaderMatchesDrawing(const std::string& dom) {
+  const int cells = Count(dom, R"(<td class="cell )");
+  const int healthy = Count(dom, R"(<td class="cell [^"]*"[^>]*data-level="healthy")");
+  const struct {
+    const char* id;
+    int drawn;
+  } counts[] = {
+      {"count-nodes", Count(dom, R"(<tr class="node-row")")},
+      {"count-npus", cells},
+      {"count-held", Count(dom, R"(<td class="cell [^"]*"[^>]*data-job="[^"]+")")},
+      {"count-faulted", cells - healthy},
+      {"count-jobs", Count(dom, R"(<tr class="job-row")")},
+      {"count-recovering", Count(dom, R"(<tr class="episode-row"[^>]*data-state="recovering")")},
+      {"count-offenders", Count(dom, R"(<tr class="offender-row"[^>]*data-offender="true")")},
+  };
+  for (const auto& c : counts) {
+    EXPECT_EQ(Attribute(dom, c.id, "data-count"), std::to_string(c.drawn))
+        << c.id << ": the header and the drawing disagree";
+  }
+}
+
 // The job's row: "<faults>/<recovery cycles>/<recovery state>", "" when absent.
 std::string JobState(const std::string& dom, const std::string& job) {
   const std::regex re(
@@ -181,6 +218,7 @@ TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
   options.binary = CLUSTERD_BIN;
   options.store = "dir:" + state;
   options.work_dir = dir.path() + "/run";
+  options.store_mirror = false;  // as deployed: the page reads /api/clusterd/v1 only
   auto proc = sim::ClusterdProcess::Start(options);
   ASSERT_TRUE(proc.ok()) << proc.status();
   auto store = store::OpenStore("dir:" + state);
@@ -229,27 +267,63 @@ TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
   }
   EXPECT_EQ(before, "healthy");
   EXPECT_EQ(state_before, "0/0/INIT");
+  {
+    const std::string dom = LoadPage(chromium, url, OutputDir() + "/before.png");
+    ExpectHeaderMatchesDrawing(dom);
+    EXPECT_EQ(Attribute(dom, "count-nodes", "data-count"), "2");
+    EXPECT_EQ(Attribute(dom, "count-npus", "data-count"), "16");
+    EXPECT_EQ(Attribute(dom, "count-held", "data-count"), "8");
+    // The job's NPUs are drawn as the job's, and the legend names the job.
+    EXPECT_EQ(Attribute(dom, cell, "data-job"), "default/web");
+    EXPECT_TRUE(absl::StrContains(dom, R"(class="legend-job" data-job="default/web")")) << dom;
+    for (const char* level : {"healthy, free", "unknown (fault on", "SeparateNPU"}) {
+      EXPECT_TRUE(absl::StrContains(dom, level)) << "legend lacks " << level;
+    }
+    const std::string other = node == "node-1" ? "node-2" : "node-1";
+    EXPECT_EQ(Attribute(dom, absl::StrCat("cell-", other, "-3"), "data-job"), "");
+    EXPECT_EQ(Attribute(dom, absl::StrCat("cell-", other, "-3"), "data-level"), "healthy");
+    // The goodput row and the timeline of the job are there before any fault.
+    EXPECT_EQ(Count(dom, R"(<tr class="goodput-row" id="goodput-web")"), 1) << dom;
+    EXPECT_EQ(Count(dom, R"(<svg class="tl-row" id="tl-web")"), 1) << dom;
+  }
 
   testing::CommandResult inject = testing::RunCommand(absl::StrCat(
       CLUSTERCTL_BIN, " --addr ", (*proc)->grpc_address(), " --http ", (*proc)->http_address(),
       " inject fault --node ", node, " --npu 3 --code 220001001"));
   ASSERT_EQ(inject.exit_code, 0) << inject.output;
 
-  std::string after, state_after;
+  std::string after, state_after, dom;
+  const std::regex episode(
+      R"re(<tr class="episode-row" data-code="220001001" data-job="default/web" data-state="(waiting|recovering)")re");
   const absl::Time deadline = absl::Now() + absl::Seconds(40);
   while (absl::Now() < deadline) {
-    const std::string dom = LoadPage(chromium, url, OutputDir() + "/after.png");
+    dom = LoadPage(chromium, url, OutputDir() + "/after.png");
     after = Attribute(dom, cell, "data-level");
     state_after = JobState(dom, "web");
     // The job now has a fault on the dashboard and its recovery controller started a cycle.
-    if (after == "SeparateNPU" && state_after.rfind("1/", 0) == 0 && state_after != "1/0/INIT")
+    if (after == "SeparateNPU" && state_after.rfind("1/", 0) == 0 && state_after != "1/0/INIT" &&
+        std::regex_search(dom, episode)) {
       break;
+    }
     absl::SleepFor(absl::Milliseconds(500));
   }
   EXPECT_EQ(after, "SeparateNPU");
   EXPECT_EQ(state_after.rfind("1/", 0), 0u) << state_after;
   EXPECT_NE(state_after, "1/0/INIT") << "the job's recovery did not move";
   EXPECT_TRUE(std::filesystem::exists(OutputDir() + "/after.png"));
+  ExpectHeaderMatchesDrawing(dom);
+  EXPECT_EQ(Attribute(dom, "count-faulted", "data-count"), "1");
+  // The faulted NPU keeps the fault's colour and still names its job.
+  EXPECT_EQ(Attribute(dom, cell, "data-job"), "default/web");
+  // The fault episode (the demo's table), the node in the offender list, the fault in the
+  // feed's backlog (the stream itself is closed in this page), the timeline's recovery phases.
+  EXPECT_TRUE(std::regex_search(dom, episode)) << dom;
+  EXPECT_EQ(Count(dom, "<tr class=\"offender-row\" data-node=\"" + node +
+                           "\" data-faults=\"1\" data-offender=\"false\""),
+            1)
+      << dom;
+  EXPECT_GE(Count(dom, R"(<div class="feed-entry occur" data-code="220001001")"), 1) << dom;
+  EXPECT_GE(Count(dom, R"re(<rect class="use-(detection|decision|process_restart)")re"), 1) << dom;
 
   // The live feed carries the fault as a server-sent event.
   httplib::Client http("http://" + (*proc)->http_address());
@@ -262,6 +336,49 @@ TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
   });
   EXPECT_TRUE(absl::StrContains(events, "event: fault")) << events;
   EXPECT_TRUE(absl::StrContains(events, "220001001")) << events;
+
+  // The backlog: JSON, oldest first, with the sequence number to follow the stream from; a
+  // stream opened ?after=0 replays it, one opened after the last entry starts quiet.
+  auto recent = http.Get("/api/clusterd/v1/events/recent?limit=5");
+  ASSERT_TRUE(recent) << "no answer";
+  EXPECT_EQ(recent->status, 200) << recent->body;
+  const nlohmann::json backlog = nlohmann::json::parse(recent->body, nullptr, false);
+  ASSERT_TRUE(backlog.is_object()) << recent->body;
+  EXPECT_EQ(backlog["kind"], "FaultEventList");
+  ASSERT_FALSE(backlog["items"].empty()) << recent->body;
+  EXPECT_LE(backlog["items"].size(), 5u);
+  EXPECT_EQ(backlog["items"].back()["seq"], backlog["lastSeq"]);
+  for (const char* bad : {"0", "x", "-1", "1e9", ""}) {
+    auto refused = http.Get(std::string("/api/clusterd/v1/events/recent?limit=") + bad);
+    ASSERT_TRUE(refused) << bad;
+    EXPECT_EQ(refused->status, 400) << bad << ": " << refused->body;
+    EXPECT_TRUE(absl::StrContains(refused->body, "limit")) << refused->body;
+  }
+  std::string replay;
+  http.Get("/api/clusterd/v1/events?after=0", [&](const char* data, size_t n) {
+    replay.append(data, n);
+    return replay.find("220001001") == std::string::npos;
+  });
+  EXPECT_TRUE(absl::StrContains(replay, "220001001")) << replay;
+
+  // The episode as JSON, by job name.
+  auto episodes = http.Get("/api/clusterd/v1/episodes?job=web");
+  ASSERT_TRUE(episodes);
+  EXPECT_EQ(episodes->status, 200) << episodes->body;
+  const nlohmann::json list = nlohmann::json::parse(episodes->body, nullptr, false);
+  ASSERT_TRUE(list.is_object() && list["items"].is_array() && !list["items"].empty())
+      << episodes->body;
+  EXPECT_EQ(list["items"][0]["name"], "web");
+  EXPECT_EQ(list["items"][0]["code"], "220001001");
+  EXPECT_EQ(list["items"][0]["where"], node + "/npu3");
+  // The same as clusterctl's table.
+  testing::CommandResult table = testing::RunCommand(
+      absl::StrCat(CLUSTERCTL_BIN, " --http ", (*proc)->http_address(), " get episodes web"));
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_TRUE(absl::StrContains(table.output, "FAULT")) << table.output;
+  EXPECT_TRUE(std::regex_search(
+      table.output, std::regex("220001001 SeparateNPU +" + node + "/npu3 +default/web")))
+      << table.output;
 
   rc.Stop();
   scheduler.Stop();

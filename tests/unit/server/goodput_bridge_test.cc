@@ -102,6 +102,61 @@ TEST_F(GoodputBridgeTest, WhatClusterdSeesBecomesTheJobsAccount) {
   EXPECT_EQ(bridge.GoodputList("other")["items"].size(), 0u);
 }
 
+TEST_F(GoodputBridgeTest, APublicFaultsTimeInSecondsIsReadAsSeconds) {
+  GoodputBridge bridge(store_, clock_);
+  ASSERT_TRUE(bridge.Restore().ok());
+  bridge.OnJobSummary(Summary("running"));
+  clock_.Advance(absl::Seconds(100));
+  // A public fault keeps the sender's seconds (fault-pipeline.md §7.3 step 1): struck at 97 s.
+  bridge.OnJobFaults(Faults({{"220001001", absl::ToUnixSeconds(kStart + absl::Seconds(97))}}));
+  clock_.Advance(absl::Seconds(3));
+  absl::StatusOr<nlohmann::ordered_json> job = bridge.GoodputOf("uid-1", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["trainingSeconds"], 97.0);
+  EXPECT_EQ((*job)["lostSeconds"]["detection"], 3.0);
+  const nlohmann::ordered_json episodes = bridge.Episodes("");
+  ASSERT_EQ(episodes["items"].size(), 1u);
+  EXPECT_EQ(episodes["items"][0]["seconds"]["detected"], 3.0);
+}
+
+TEST_F(GoodputBridgeTest, FaultEpisodesFollowTheCycleAndSurviveARestart) {
+  {
+    GoodputBridge bridge(store_, clock_);
+    ASSERT_TRUE(bridge.Restore().ok());
+    // The fault arrives before the job's summary: the episode gets the name when it comes.
+    clock_.Advance(absl::Seconds(10));
+    bridge.OnJobFaults(Faults({{"80E01801", Ms(absl::Seconds(9))}}));
+    bridge.OnJobSummary(Summary("running"));
+    // NotHandleFault is no episode; a second snapshot of the same fault is not a new one.
+    cluster::JobFaultRanks again = Faults({{"80E01801", Ms(absl::Seconds(9))}});
+    again.devices.push_back(again.devices[0]);
+    again.devices.back().code = "80CB8002";
+    again.devices.back().level = "NotHandleFault";
+    bridge.OnJobFaults(again);
+    clock_.Advance(absl::Seconds(1));
+    bridge.OnCycleStarted("uid-1", clock_.Now());
+    clock_.Advance(absl::Seconds(2));
+    bridge.OnStrategyDecided("uid-1", "recover", clock_.Now());
+    clock_.Advance(absl::Seconds(7));
+    bridge.OnCycleEnded("uid-1", "recover", "success", clock_.Now());
+    bridge.OnJobFaults(Faults({}));
+    bridge.Stop();  // saves
+  }
+  GoodputBridge restarted(store_, clock_);
+  ASSERT_TRUE(restarted.Restore().ok());
+  const nlohmann::ordered_json list = restarted.Episodes("llama");
+  ASSERT_EQ(list["items"].size(), 1u) << list.dump();
+  const nlohmann::ordered_json& e = list["items"][0];
+  EXPECT_EQ(e["namespace"], "default");
+  EXPECT_EQ(e["faultCount"], 1);
+  EXPECT_EQ(e["state"], "resumed");
+  EXPECT_EQ(e["outcome"], "success");
+  EXPECT_EQ(e["seconds"]["notified"], 2.0);
+  EXPECT_EQ(e["seconds"]["decided"], 4.0);
+  EXPECT_EQ(e["seconds"]["total"], 11.0);
+  EXPECT_EQ(restarted.Episodes("other")["items"].size(), 0u);
+}
+
 TEST_F(GoodputBridgeTest, ACycleInFlightShowsInTheStuckRecoveryGauges) {
   GoodputBridge bridge(store_, clock_);
   ASSERT_TRUE(bridge.Restore().ok());

@@ -51,6 +51,8 @@ TEST(HttpAuthorization, RouteLabelsNeverCarryAJobNorARandomPath) {
   EXPECT_EQ(HttpRouteLabel("/api/clusterd/v1/jobs/default/ranktable"),
             "HTTP /api/clusterd/v1/jobs");
   EXPECT_EQ(HttpRouteLabel("/api/clusterd/v1/recovery/job-7"), "HTTP /api/clusterd/v1/recovery");
+  EXPECT_EQ(HttpRouteLabel("/api/clusterd/v1/episodes"), "HTTP /api/clusterd/v1/episodes");
+  EXPECT_EQ(HttpRouteLabel("/api/clusterd/v1/events/recent"), "HTTP /api/clusterd/v1/events");
   EXPECT_EQ(HttpRouteLabel("/api/v1/namespaces/x/configmaps"), "HTTP /api/v1");
   EXPECT_EQ(HttpRouteLabel("/"), "HTTP /");
   EXPECT_EQ(HttpRouteLabel("/dashboard"), "HTTP /dashboard");
