@@ -211,7 +211,7 @@ int GetNpus(const Globals& g, const std::string& node_filter) {
     std::vector<std::pair<int, std::string>> ordered;
     for (const auto& [npu, h] : npus) {
       int id = 0;
-      absl::SimpleAtoi(NpuId(npu), &id);
+      if (!absl::SimpleAtoi(NpuId(npu), &id)) id = -1;  // unnumbered: first
       ordered.push_back({id, npu});
     }
     std::sort(ordered.begin(), ordered.end());

@@ -30,7 +30,7 @@ TEST(FaultEpisodes, AFaultToTrainingAgainGivesTheDemoTablesDurations) {
   EXPECT_EQ(e["code"], "80C98009");
   EXPECT_EQ(e["state"], "resumed");
   EXPECT_EQ(e["outcome"], "succeeded");
-  EXPECT_EQ(e["strategies"], nlohmann::json::array({"recover"}));
+  EXPECT_EQ(e["strategies"], nlohmann::ordered_json::array({"recover"}));
   EXPECT_DOUBLE_EQ(e["seconds"]["detected"].get<double>(), 0.1);
   EXPECT_DOUBLE_EQ(e["seconds"]["notified"].get<double>(), 10);
   EXPECT_DOUBLE_EQ(e["seconds"]["decided"].get<double>(), 21);
