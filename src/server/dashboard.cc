@@ -9,6 +9,7 @@
 #include "cluster/fault_centre.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/time_format.h"
 #include "model/config_map_names.h"
 
 namespace clusterd::server {
@@ -51,11 +52,8 @@ void AddRow(cluster::FaultViewRow& r, std::map<std::string, FaultFeed::State>* b
 
 nlohmann::ordered_json FaultFeed::Entry::ToJson() const {
   return nlohmann::ordered_json{
-      {"seq", seq},       {"at", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", at, absl::UTCTimeZone())},
-      {"change", change}, {"node", node},
-      {"npu", npu},       {"code", code},
-      {"level", level},   {"source", source},
-      {"jobs", jobs}};
+      {"seq", seq},   {"at", Rfc3339Millis(at)}, {"change", change}, {"node", node}, {"npu", npu},
+      {"code", code}, {"level", level},          {"source", source}, {"jobs", jobs}};
 }
 
 void FaultFeed::Diff(const State& before, const State& after, Changes* out) {

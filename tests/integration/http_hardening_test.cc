@@ -124,16 +124,7 @@ double Percentile(std::vector<double> v, double p) {
 
 // The value of one counter sample in /metrics (0 when absent).
 double Metric(int port, const std::string& sample) {
-  httplib::Client http("127.0.0.1", port);
-  auto res = http.Get("/metrics");
-  if (!res) return -1;
-  for (absl::string_view line : absl::StrSplit(res->body, '\n')) {
-    if (absl::StartsWith(line, sample + " ")) {
-      double v = 0;
-      if (absl::SimpleAtod(line.substr(sample.size() + 1), &v)) return v;
-    }
-  }
-  return 0;
+  return testing::MetricSample(absl::StrCat("http://127.0.0.1:", port), sample);
 }
 
 int64_t VmRssKib(pid_t pid) {

@@ -8,9 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -38,18 +36,6 @@ nlohmann::json Offenders(httplib::Client& http) {
   auto res = http.Get("/api/clusterd/v1/offenders");
   if (!res || res->status != 200) return nlohmann::json();
   return nlohmann::json::parse(res->body, nullptr, false);
-}
-
-double Metric(httplib::Client& http, const std::string& sample) {
-  auto res = http.Get("/metrics");
-  if (!res) return -1;
-  for (absl::string_view line : absl::StrSplit(res->body, '\n')) {
-    if (absl::StartsWith(line, sample + " ")) {
-      double v = 0;
-      if (absl::SimpleAtod(line.substr(sample.size() + 1), &v)) return v;
-    }
-  }
-  return 0;
 }
 
 template <typename Pred>
@@ -103,7 +89,9 @@ TEST(OffenderPolicy, ARefusedPolicyKeepsThePreviousOneWhichStillCordonsTheNode) 
   // Nonsense: one fault is no repeat. Refused, said why, counted; the policy in force stays.
   PutPolicy(**store, R"({"enabled": true, "faults": 1, "action": "explode"})");
   const std::string refused = "clusterd_repeat_offender_policy_total{result=\"refused\"}";
-  ASSERT_TRUE(WaitFor([&] { return Metric(http, refused) >= 1; }, absl::Seconds(20)));
+  const std::string base_url = "http://" + (*proc)->http_address();
+  ASSERT_TRUE(
+      WaitFor([&] { return testing::MetricSample(base_url, refused) >= 1; }, absl::Seconds(20)));
   const nlohmann::json policy = Offenders(http)["policy"];
   EXPECT_EQ(policy.value("faults", 0), 2) << policy.dump();
   EXPECT_EQ(policy.value("action", ""), "cordon") << policy.dump();

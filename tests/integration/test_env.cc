@@ -6,6 +6,11 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "httplib.h"
+
 namespace clusterd::testing {
 
 void WriteStoreObjectFile(const std::string& state_dir, const std::string& resource,
@@ -34,6 +39,20 @@ CommandResult RunCommand(const std::string& command_line) {
   int status = pclose(pipe);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return {code, out};
+}
+
+double MetricSample(const std::string& base_url, const std::string& sample) {
+  httplib::Client http(base_url);
+  http.set_read_timeout(std::chrono::seconds(5));
+  auto res = http.Get("/metrics");
+  if (!res) return -1;
+  for (absl::string_view line : absl::StrSplit(res->body, '\n')) {
+    if (absl::StartsWith(line, sample + " ")) {
+      double v = 0;
+      if (absl::SimpleAtod(line.substr(sample.size() + 1), &v)) return v;
+    }
+  }
+  return 0;
 }
 
 }  // namespace clusterd::testing

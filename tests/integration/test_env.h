@@ -38,4 +38,8 @@ CommandResult RunCommand(const std::string& command_line);
 void WriteStoreObjectFile(const std::string& state_dir, const std::string& resource,
                           const nlohmann::ordered_json& object);
 
+// The value of one sample (`name{labels}` as rendered) in GET <base_url>/metrics: 0 when the
+// sample is absent, -1 when /metrics did not answer.
+double MetricSample(const std::string& base_url, const std::string& sample);
+
 }  // namespace clusterd::testing
