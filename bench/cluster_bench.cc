@@ -89,7 +89,7 @@ void BM_RegistryRebuild_1000Jobs20000Pods(benchmark::State& state) {
     state.ResumeTiming();
     JobRegistry registry(*store, clock, Unlimited());
     if (!registry.Start().ok()) state.SkipWithError("start failed");
-    registry.ProcessReady();
+    registry.controller().RunUntilIdleForTest();
     registry.Stop();
     state.PauseTiming();
     if (registry.Jobs().size() != static_cast<size_t>(kJobs)) state.SkipWithError("jobs missing");
@@ -110,7 +110,7 @@ struct LoadedRegistry {
     FillStore(store);
     registry = std::make_unique<JobRegistry>(store, clock, Unlimited());
     (void)registry->Start();
-    registry->ProcessReady();
+    registry->controller().RunUntilIdleForTest();
   }
 };
 
@@ -132,7 +132,7 @@ void BM_RegistryPodUpdateUnchanged(benchmark::State& state) {
   for (auto _ : state) {
     l.registry->OnPodEvent(
         store::WatchEvent{store::WatchEventType::kModified, events[i++ % events.size()]});
-    l.registry->ProcessReady();
+    l.registry->controller().RunUntilIdleForTest();
   }
   state.counters["jobs"] = static_cast<double>(l.registry->Jobs().size());
 }
@@ -155,7 +155,7 @@ void BM_RegistryPodUpdateStatusChange(benchmark::State& state) {
     const bool fail = (i / failed.size()) % 2 == 0;
     l.registry->OnPodEvent(
         store::WatchEvent{store::WatchEventType::kModified, fail ? failed[k] : running[k]});
-    l.registry->ProcessReady();
+    l.registry->controller().RunUntilIdleForTest();
   }
 }
 BENCHMARK(BM_RegistryPodUpdateStatusChange)->Unit(benchmark::kMicrosecond);

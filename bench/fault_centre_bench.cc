@@ -274,9 +274,9 @@ void BM_FaultCentreScale(benchmark::State& state) {
       state.SkipWithError("registry start failed");
       return;
     }
-    while (registry.ProcessReady() > 0 || registry.PendingOperations() > 0) {
+    while (registry.controller().RunUntilIdleForTest() > 0 || registry.PendingOperations() > 0) {
     }
-    std::thread registry_worker([&] { registry.RunWorker(); });
+    registry.controller().Start();
 
     const absl::Time t0 = absl::Now();
     if (absl::Status s = centre.Start(); !s.ok()) {
@@ -289,7 +289,7 @@ void BM_FaultCentreScale(benchmark::State& state) {
                                                             {{"result", "ok"}});
     centre.FlushWrites();  // the initial publication, unpaced
     const absl::Time t2 = absl::Now();
-    std::thread worker([&] { centre.RunWorker(); });
+    centre.controller().Start();
     std::thread writer([&] { centre.RunWriter(); });
 
     ShardProbe shards;
@@ -334,9 +334,7 @@ void BM_FaultCentreScale(benchmark::State& state) {
     const double rss_end = RssMb();
     centre.Stop();
     registry.Stop();
-    worker.join();
     writer.join();
-    registry_worker.join();
     if (watch.ok()) watch->reset();
 
     state.counters["nodes"] = nodes;

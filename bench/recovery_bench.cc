@@ -120,7 +120,7 @@ struct Cluster {
       (void)executor->AddJob({job_id, "default", name + "-pg", name}, config);
       (void)executor->Post(job_id, clusterd::recovery::Subscribed{1});
     }
-    executor->RunPending();
+    executor->controller().RunUntilIdleForTest();
     executor->Start(1);  // as clusterd runs it: a worker wakes for the job's strand
   }
   ~Cluster() { executor->Stop(); }

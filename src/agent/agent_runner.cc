@@ -1,6 +1,7 @@
 #include "agent/agent_runner.h"
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "model/config_map_names.h"
 
 namespace clusterd::agent {
@@ -19,7 +20,10 @@ absl::Status AgentRunner::Start() {
     if (!watch.ok()) return watch.status();
     watches_.push_back(*std::move(watch));
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("agent");
+    Loop();
+  });
   return absl::OkStatus();
 }
 

@@ -107,7 +107,6 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
       clock_(clock),
       registry_(registry),
       options_(std::move(options)),
-      queue_("fault_centre", clock),
       device_shards_(std::string(kClusterInfoDevicePrefix), options_.shard_limit_bytes),
       switch_shards_(std::string(kClusterInfoSwitchPrefix), options_.shard_limit_bytes),
       node_shard_(std::string(kClusterInfoNodeName), SIZE_MAX),
@@ -130,7 +129,11 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
       device_nodes_gauge_(MetricsRegistry::Default().GetGauge(
           "clusterd_fault_centre_device_nodes", "Nodes with a device-info record.")),
       public_faults_gauge_(MetricsRegistry::Default().GetGauge(
-          "clusterd_public_faults", "Public faults held (per node and fault).")) {}
+          "clusterd_public_faults", "Public faults held (per node and fault).")),
+      controller_({.name = "fault_centre", .thread_name = "fault-centre"}, clock, [this](const std::string& key, int) {
+        Handle(key);
+        return runtime::Result::Done();
+      }) {}
 
 FaultCentre::~FaultCentre() { Stop(); }
 
@@ -144,7 +147,7 @@ void FaultCentre::Reject(std::string_view kind, std::string_view reason, std::st
 }
 
 void FaultCentre::ScheduleAt(const std::string& key, int64_t due_ms) {
-  queue_.AddAfter(key, absl::Milliseconds(due_ms - NowMs()));
+  controller_.EnqueueAfter(key, absl::Milliseconds(due_ms - NowMs()));
 }
 
 // ---- configuration ----
@@ -260,7 +263,7 @@ void FaultCentre::PollConfigFiles() {
   bool changed = false;
   for (const auto& file : config_file_changes_) changed |= file->Changed();  // look at each
   if (changed) LoadConfigFiles();
-  queue_.AddAfter(kConfigPollKey, options_.config_poll_period);
+  controller_.EnqueueAfter(kConfigPollKey, options_.config_poll_period);
 }
 
 // ---- start / stop ----
@@ -331,7 +334,7 @@ absl::Status FaultCentre::Start() {
       absl::MutexLock lock(&pending_mu_);
       pending_[key] = std::move(object);
     }
-    queue_.Add(key);
+    controller_.Enqueue(key);
   };
   auto device_key = [](const store::Object& o) -> std::string {
     const std::string node = NodeOfConfigMap(store::NameOf(o), model::kDeviceInfoPrefix);
@@ -366,14 +369,7 @@ absl::Status FaultCentre::Start() {
   }
   // The initial view, on this thread.
   const absl::Time begin = absl::Now();
-  size_t handled = 0;
-  while (queue_.Len() > 0) {
-    absl::optional<std::string> key = queue_.Get();
-    if (!key.has_value()) break;
-    Handle(*key);
-    queue_.Done(*key);
-    ++handled;
-  }
+  const size_t handled = controller_.DrainOnCallingThread();
   LogInfo(kComponent, "initial view built",
           {{"device_nodes", devices.items.size()}, {"node_infos", node_infos.items.size()},
            {"public_fault_cms", public_cms.items.size()}, {"k8s_nodes", nodes.items.size()},
@@ -404,44 +400,24 @@ absl::Status FaultCentre::Start() {
     // clusterd-config-cm: an operator's policy change takes effect when it is written.
     CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, std::string(kManualNamespace), "",
                                    public_cms.resource_version));
-    queue_.Add(kManualConfigChangedKey);  // a change between the first read and the watch
+    controller_.Enqueue(kManualConfigChangedKey);  // a change between the first read and the watch
   }
 
-  queue_.AddAfter(kIndexKey, options_.job_index_period);
-  queue_.AddAfter(kManualSyncKey, options_.manual_sync_period);
-  queue_.AddAfter(kManualConfigKey, options_.manual_config_period);
-  queue_.AddAfter(kConfigPollKey, options_.config_poll_period);
+  controller_.EnqueueAfter(kIndexKey, options_.job_index_period);
+  controller_.EnqueueAfter(kManualSyncKey, options_.manual_sync_period);
+  controller_.EnqueueAfter(kManualConfigKey, options_.manual_config_period);
+  controller_.EnqueueAfter(kConfigPollKey, options_.config_poll_period);
   return absl::OkStatus();
 }
 
 void FaultCentre::Stop() {
   watches_.clear();
-  queue_.ShutDown();
+  controller_.Stop();
   absl::MutexLock lock(&mu_);
   stopping_ = true;
 }
 
-void FaultCentre::RunWorker() {
-  while (absl::optional<std::string> key = queue_.Get()) {
-    Handle(*key);
-    queue_.Done(*key);
-  }
-}
-
-size_t FaultCentre::ProcessReady() {
-  size_t handled = 0;
-  queue_.PromoteDue();
-  while (queue_.Len() > 0) {
-    absl::optional<std::string> key = queue_.Get();
-    if (!key.has_value()) break;
-    Handle(*key);
-    queue_.Done(*key);
-    ++handled;
-  }
-  return handled;
-}
-
-void FaultCentre::JobsChanged() { queue_.Add(kIndexKey); }
+void FaultCentre::JobsChanged() { controller_.Enqueue(kIndexKey); }
 
 void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e) {
   const std::string name = store::NameOf(e.object);
@@ -452,7 +428,7 @@ void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e)
   } else if (resource == store::kConfigMaps) {
     const std::string ns = store::NamespaceOf(e.object);
     if (ns == kManualNamespace) {
-      if (name == kManualConfigName) queue_.Add(kManualConfigChangedKey);
+      if (name == kManualConfigName) controller_.Enqueue(kManualConfigChangedKey);
       return;  // the rest of cluster-system is clusterd's own output
     }
     std::string node;
@@ -484,7 +460,7 @@ void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e)
       pending_[key] = e.object;
     }
   }
-  queue_.Add(key);
+  controller_.Enqueue(key);
 }
 
 // ---- the worker ----
@@ -513,10 +489,10 @@ void FaultCentre::Handle(const std::string& key) {
     } else if (key == kIndexKey) {
       index = true;
     } else if (key == kPfExpireKey) {
-      for (const std::string& node : public_faults_.Expire(NowMs())) queue_.Add(Key(kDevKey, node));
+      for (const std::string& node : public_faults_.Expire(NowMs())) controller_.Enqueue(Key(kDevKey, node));
       if (auto due = public_faults_.NextDue()) ScheduleAt(kPfExpireKey, *due);
       statistic_dirty_ = true;
-      queue_.Add(kStatisticKey);
+      controller_.Enqueue(kStatisticKey);
       public_faults_gauge_.Set(static_cast<double>(public_faults_.Size()));
     } else if (key == kManualTriageKey) {
       RunManualTriage();
@@ -531,11 +507,11 @@ void FaultCentre::Handle(const std::string& key) {
     } else if (key == kConfigPollKey) {
       poll = true;
     }
-    for (const std::string& j : jobs) queue_.Add(Key(kJobKey, j));
+    for (const std::string& j : jobs) controller_.Enqueue(Key(kJobKey, j));
   }
   if (index) {
     RefreshIndex(&gone);
-    queue_.AddAfter(kIndexKey, options_.job_index_period);
+    controller_.EnqueueAfter(kIndexKey, options_.job_index_period);
   }
   for (const JobFaultRanks& d : deliveries) {
     snapshots_.Increment();
@@ -549,7 +525,7 @@ void FaultCentre::Handle(const std::string& key) {
   if (manual_config_changed && !manual_config) RunManualConfig();
   if (manual_config) {
     RunManualConfig();
-    queue_.AddAfter(kManualConfigKey, options_.manual_config_period);
+    controller_.EnqueueAfter(kManualConfigKey, options_.manual_config_period);
   }
   if (statistic) WriteStatistic();
   if (poll) PollConfigFiles();
@@ -658,7 +634,7 @@ void FaultCentre::HandleDevice(const std::string& node, std::vector<std::string>
       for (const FaultJobPod& p : job->pods) {
         if (p.rank == 0 && p.node == node) {
           for (const std::string& other : index_.NodesOf(*job)) {
-            if (other != node) queue_.Add(Key(kDevKey, other));
+            if (other != node) controller_.Enqueue(Key(kDevKey, other));
           }
         }
       }
@@ -889,7 +865,7 @@ void FaultCentre::ApplyPublicFaults(const std::string& resource, const PublicFau
   }
   size_t full = 0;
   for (const std::string& node : public_faults_.Apply(resource, verdict->accepted, now, &full)) {
-    queue_.Add(Key(kDevKey, node));
+    controller_.Enqueue(Key(kDevKey, node));
   }
   if (full > 0) {
     RejectedCounter("public-fault", "cache_full").Increment(full);
@@ -946,7 +922,7 @@ void FaultCentre::RunManualTriage() {
     const FaultJob* job = index_.Job(job_id);
     return job != nullptr && job->pod_group_exists;
   };
-  for (const std::string& node : manual_.Triage(NowMs(), exists)) queue_.Add(Key(kDevKey, node));
+  for (const std::string& node : manual_.Triage(NowMs(), exists)) controller_.Enqueue(Key(kDevKey, node));
   if (auto due = manual_.NextTriageDue()) ScheduleAt(kManualTriageKey, *due);
 }
 
@@ -964,7 +940,7 @@ void FaultCentre::RunManualSync() {
   {
     absl::MutexLock lock(&mu_);
     plan = manual_.Sync(now_cm, NowMs());
-    for (const std::string& node : plan.changed_nodes) queue_.Add(Key(kDevKey, node));
+    for (const std::string& node : plan.changed_nodes) controller_.Enqueue(Key(kDevKey, node));
   }
   if (plan.delete_cm) {
     if (read.ok()) {
@@ -982,7 +958,7 @@ void FaultCentre::RunManualSync() {
       LogWarn(kComponent, "writing clusterd-manual-info-cm failed", {{"error", s}});
     }
   }
-  queue_.AddAfter(kManualSyncKey, options_.manual_sync_period);
+  controller_.EnqueueAfter(kManualSyncKey, options_.manual_sync_period);
 }
 
 void FaultCentre::RunManualConfig() {
@@ -1010,7 +986,7 @@ void FaultCentre::RunManualConfig() {
            {"window_hours", policy->fault_window_hours}, {"free_hours", policy->fault_free_hours}});
   if (was != policy->enabled) {
     for (const auto& [node, ns] : nodes_) {
-      if (ns.device_original.has_value()) queue_.Add(Key(kDevKey, node));
+      if (ns.device_original.has_value()) controller_.Enqueue(Key(kDevKey, node));
     }
   }
 }
@@ -1024,7 +1000,7 @@ void FaultCentre::WriteStatistic() {
     if (!statistic_dirty_) return;
     const absl::Time earliest = last_statistic_write_ + options_.statistic_min_interval;
     if (clock_.Now() < earliest) {
-      queue_.AddAfter(kStatisticKey, earliest - clock_.Now());
+      controller_.EnqueueAfter(kStatisticKey, earliest - clock_.Now());
       return;
     }
     data = public_faults_.StatisticData();
@@ -1051,7 +1027,7 @@ void FaultCentre::WriteStatistic() {
     LogWarn(kComponent, "writing statistic-fault-info failed", {{"error", s}});
     absl::MutexLock lock(&mu_);
     statistic_dirty_ = true;
-    queue_.AddAfter(kStatisticKey, absl::Seconds(1));
+    controller_.EnqueueAfter(kStatisticKey, absl::Seconds(1));
   }
 }
 
@@ -1139,7 +1115,7 @@ void FaultCentre::SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
   for (const auto& [id, job] : fresh.jobs) {
     const FaultJob* old = index_.Job(id);
     if (old != nullptr && *old == job) continue;
-    queue_.Add(Key(kJobKey, id));
+    controller_.Enqueue(Key(kJobKey, id));
     for (const std::string& n : fresh.NodesOf(job)) nodes_to_redo.insert(n);
     if (old != nullptr) {
       for (const std::string& n : index_.NodesOf(*old)) nodes_to_redo.insert(n);
@@ -1156,8 +1132,8 @@ void FaultCentre::SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
   index_ = std::move(fresh);
   for (const std::string& n : nodes_to_redo) {
     if (auto it = nodes_.find(n); it != nodes_.end()) {
-      if (it->second.device_original.has_value()) queue_.Add(Key(kDevKey, n));
-      if (it->second.node_original.has_value()) queue_.Add(Key(kNodKey, n));
+      if (it->second.device_original.has_value()) controller_.Enqueue(Key(kDevKey, n));
+      if (it->second.node_original.has_value()) controller_.Enqueue(Key(kNodKey, n));
     }
   }
 }
@@ -1208,8 +1184,8 @@ void FaultCentre::ReportBusinessRetry(const std::string& job_id, int64_t rank, i
     for (const FaultJobDevice& d : s.devices) {
       if (d.rank_id != rank) continue;
       retry_[job_id][{s.node, d.device_id}] = RetryReport{NowMs(), type, std::nullopt};
-      queue_.Add(Key(kDevKey, s.node));
-      queue_.Add(Key(kJobKey, job_id));
+      controller_.Enqueue(Key(kDevKey, s.node));
+      controller_.Enqueue(Key(kJobKey, job_id));
     }
   }
 }
@@ -1224,8 +1200,8 @@ void FaultCentre::ReportRetryComplete(const std::string& job_id, int64_t rank) {
       if (d.rank_id != rank) continue;
       if (auto r = reports->second.find({s.node, d.device_id}); r != reports->second.end()) {
         r->second.complete_ms = NowMs();
-        queue_.Add(Key(kDevKey, s.node));
-        queue_.Add(Key(kJobKey, job_id));
+        controller_.Enqueue(Key(kDevKey, s.node));
+        controller_.Enqueue(Key(kJobKey, job_id));
       }
     }
   }
@@ -1233,8 +1209,8 @@ void FaultCentre::ReportRetryComplete(const std::string& job_id, int64_t rank) {
 
 void FaultCentre::SetStressTestNodes(std::set<std::string> nodes) {
   absl::MutexLock lock(&mu_);
-  for (const std::string& n : stress_nodes_) queue_.Add(Key(kDevKey, n));
-  for (const std::string& n : nodes) queue_.Add(Key(kDevKey, n));
+  for (const std::string& n : stress_nodes_) controller_.Enqueue(Key(kDevKey, n));
+  for (const std::string& n : nodes) controller_.Enqueue(Key(kDevKey, n));
   stress_nodes_ = std::move(nodes);
 }
 

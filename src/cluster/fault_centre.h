@@ -6,13 +6,13 @@
 //
 // Event-driven and level-triggered: a watch handler only records the newest object for its key
 // and adds the key (`dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`, `k8s/<node>`) to a keyed
-// WorkQueue, so a burst of writes for one node is processed once. One worker (RunWorker, or
-// ProcessReady in tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's
+// controller (runtime/controller.h), so a burst of writes for one node is processed once. One
+// worker (controller().Start(), or controller().RunUntilIdleForTest() in tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's
 // last good state, is logged and counted), runs the node's processors (fault_pipeline.h) on a
 // copy of its original record, re-renders that node's cluster-info entry, and queues the jobs
 // using the node (`job/<id>`), whose job centre (fault_job_centre.h) produces the snapshot
 // handed to every JobFaultSink when it changed. Time-based verdicts (a filter that runs out, a
-// public fault's 5 s visibility, relation time-outs) come back as WorkQueue::AddAfter on the
+// public fault's 5 s visibility, relation time-outs) come back as EnqueueAfter on the
 // Clock; nothing polls on the hot path.
 //
 // Publication: entries live in stable shards (cluster_info_shards.h); only shards whose content
@@ -46,7 +46,7 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/rate_limiter.h"
-#include "common/work_queue.h"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd {
@@ -128,11 +128,11 @@ class FaultCentre {
   // Loads configuration and durable state, lists and processes everything (the initial view),
   // then watches from the listed versions.
   absl::Status Start();
-  void RunWorker();
+  // The key worker is controller(); the cluster-info writer runs here until Stop.
   void RunWriter();
   void Stop();
-  // Tests with a ManualClock: process every due key now / write every dirty shard now.
-  size_t ProcessReady();
+  runtime::Controller& controller() { return controller_; }
+  // Tests with a ManualClock: write every dirty shard now.
   size_t FlushWrites();
 
   // The job registry signalled a change (its listener calls this; cheap, any thread).
@@ -165,7 +165,7 @@ class FaultCentre {
   std::string ShardOfNode(const std::string& node) const;  // device kind
   size_t DeviceNodeCount() const;
   size_t DeviceShardCount() const;
-  size_t PendingKeys() const { return queue_.Len(); }
+  size_t PendingKeys() const { return controller_.Ready(); }
 
  private:
   struct NodeState {
@@ -242,7 +242,6 @@ class FaultCentre {
   Clock& clock_;
   const JobRegistry* registry_;
   const Options options_;
-  WorkQueue queue_;
   std::vector<JobFaultSink*> sinks_;
   std::function<bool(const std::string&)> fault_subscribed_;
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
@@ -296,6 +295,8 @@ class FaultCentre {
   Histogram& process_seconds_;
   Gauge& device_nodes_gauge_;
   Gauge& public_faults_gauge_;
+  // Last: its worker calls Handle, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::cluster

@@ -75,8 +75,6 @@ JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options option
     : store_(store),
       clock_(clock),
       options_(options),
-      queue_("job_registry", clock, MetricsRegistry::Default(),
-             WorkQueueOptions{absl::Milliseconds(500), absl::Seconds(60)}),
       bucket_(options.reconcile_rate, options.reconcile_burst, clock),
       jobs_gauge_(MetricsRegistry::Default().GetGauge("clusterd_job_registry_jobs",
                                                       "Job records held by the registry.")),
@@ -93,7 +91,12 @@ JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options option
           "Job-summary ConfigMap writes or deletes that failed (the job is retried).")),
       reconcile_seconds_(MetricsRegistry::Default().GetHistogram(
           "clusterd_job_registry_reconcile_seconds", "Time to reconcile one job.",
-          MetricsRegistry::LatencyBounds())) {}
+          MetricsRegistry::LatencyBounds())),
+      controller_({.name = "job_registry",
+                   .thread_name = "job-registry",
+                   .base_retry_delay = absl::Milliseconds(500),
+                   .max_retry_delay = absl::Seconds(60)},
+                  clock, [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 JobRegistry::~JobRegistry() { Stop(); }
 
@@ -159,33 +162,13 @@ absl::Status JobRegistry::Start() {
   CLUSTERD_RETURN_IF_ERROR(
       watch(store::kPodGroups, pgs->resource_version, &JobRegistry::OnPodGroupEvent));
   CLUSTERD_RETURN_IF_ERROR(watch(store::kPods, pods->resource_version, &JobRegistry::OnPodEvent));
-  queue_.AddAfter(std::string(kConsistencyKey), options_.consistency_period);
+  controller_.EnqueueAfter(std::string(kConsistencyKey), options_.consistency_period);
   return absl::OkStatus();
 }
 
 void JobRegistry::Stop() {
   watches_.clear();
-  queue_.ShutDown();
-}
-
-void JobRegistry::RunWorker() {
-  while (absl::optional<std::string> key = queue_.Get()) {
-    Reconcile(*key);
-    queue_.Done(*key);
-  }
-}
-
-size_t JobRegistry::ProcessReady() {
-  size_t handled = 0;
-  queue_.PromoteDue();
-  while (queue_.Len() > 0) {
-    absl::optional<std::string> key = queue_.Get();
-    if (!key.has_value()) break;
-    Reconcile(*key);
-    queue_.Done(*key);
-    ++handled;
-  }
-  return handled;
+  controller_.Stop();
 }
 
 // ---- intake ----
@@ -201,7 +184,7 @@ void JobRegistry::Reject(std::string_view reason, std::string_view message, bool
 
 void JobRegistry::QueueOperation(const std::string& job_id, JobOperation op) {
   pending_[job_id] = op;  // latest operation wins
-  queue_.Add(job_id);
+  controller_.Enqueue(job_id);
 }
 
 void JobRegistry::OnPodGroupEvent(const store::WatchEvent& event) {
@@ -424,11 +407,8 @@ JobObservation JobRegistry::Observe(const std::string& job_id, JobOperation op,
   return obs;
 }
 
-void JobRegistry::Reconcile(const std::string& key) {
-  if (key == kConsistencyKey) {
-    RunConsistencyCheck();
-    return;
-  }
+runtime::Result JobRegistry::Reconcile(const std::string& key) {
+  if (key == kConsistencyKey) return RunConsistencyCheck();
   const absl::Time start = clock_.Now();
   JobOperation op = JobOperation::kUpdate;
   std::shared_ptr<const JobRecord> current;
@@ -444,8 +424,8 @@ void JobRegistry::Reconcile(const std::string& key) {
       auto record = records_.find(key);
       expiry_check = record != records_.end() && record->second->pre_deleted;
     } else if (!bucket_.TryAcquire()) {
-      queue_.AddAfter(key, std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
-      return;
+      return runtime::Result::RequeueAfter(
+          std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
     } else {
       op = pending->second;
       has_op = true;
@@ -454,10 +434,7 @@ void JobRegistry::Reconcile(const std::string& key) {
       obs = Observe(key, op, &keep_alive);
     }
   }
-  if (!has_op) {
-    if (expiry_check) ReconcileExpiry(key);
-    return;
-  }
+  if (!has_op) return expiry_check ? ReconcileExpiry(key) : runtime::Result::Done();
 
   const absl::Time now = clock_.Now();
   JobStep step = DecideJob(key, current.get(), op, obs, now);
@@ -472,11 +449,9 @@ void JobRegistry::Reconcile(const std::string& key) {
               {{"job", key}, {"transition", step.transition}, {"error", s}});
       absl::MutexLock lock(&mu_);
       if (!pending_.contains(key)) pending_[key] = op;
-      queue_.AddRateLimited(key);
-      return;
+      return runtime::Result::Retry(s);
     }
   }
-  queue_.Forget(key);
   ReconcileCounter(step.transition).Increment();
   std::optional<absl::Duration> expire_in;
   {
@@ -498,17 +473,18 @@ void JobRegistry::Reconcile(const std::string& key) {
             {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
   }
   if (step.signal.has_value()) Emit(*std::move(step.signal));
-  if (expire_in.has_value()) queue_.AddAfter(key, *expire_in);
   reconcile_seconds_.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
+  if (expire_in.has_value()) return runtime::Result::RequeueAfter(*expire_in);
+  return runtime::Result::Done();
 }
 
-void JobRegistry::ReconcileExpiry(const std::string& job_id) {
+runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
   std::shared_ptr<const JobRecord> record;
   bool live_same_name = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = records_.find(job_id);
-    if (it == records_.end() || !it->second->pre_deleted) return;
+    if (it == records_.end() || !it->second->pre_deleted) return runtime::Result::Done();
     record = it->second;
     for (const auto& [id, r] : records_) {
       if (id != job_id && !r->pre_deleted && r->ns == record->ns && r->name == record->name) {
@@ -517,10 +493,7 @@ void JobRegistry::ReconcileExpiry(const std::string& job_id) {
     }
   }
   JobExpiry expiry = DecideExpiry(*record, clock_.Now(), options_.pre_delete_grace, live_same_name);
-  if (!expiry.due) {
-    queue_.AddAfter(job_id, expiry.remaining);
-    return;
-  }
+  if (!expiry.due) return runtime::Result::RequeueAfter(expiry.remaining);
   for (const std::string& name : expiry.config_maps_to_delete) {
     absl::Status s =
         store_.Delete(store::ObjectKey{std::string(store::kConfigMaps), record->ns, name});
@@ -528,11 +501,9 @@ void JobRegistry::ReconcileExpiry(const std::string& job_id) {
       write_failures_.Increment();
       LogWarn(kComponent, "job-summary delete failed; will retry",
               {{"job", job_id}, {"configmap", absl::StrCat(record->ns, "/", name)}, {"error", s}});
-      queue_.AddRateLimited(job_id);
-      return;
+      return runtime::Result::Retry(s);
     }
   }
-  queue_.Forget(job_id);
   ReconcileCounter("delete").Increment();
   {
     absl::MutexLock lock(&mu_);
@@ -548,9 +519,10 @@ void JobRegistry::ReconcileExpiry(const std::string& job_id) {
           {{"job", job_id},
            {"name", absl::StrCat(record->ns, "/", record->name)},
            {"configmaps_deleted", expiry.config_maps_to_delete.size()}});
+  return runtime::Result::Done();
 }
 
-void JobRegistry::RunConsistencyCheck() {
+runtime::Result JobRegistry::RunConsistencyCheck() {
   const absl::Time now = clock_.Now();
   std::vector<std::string> queued;
   {
@@ -570,7 +542,7 @@ void JobRegistry::RunConsistencyCheck() {
   if (!queued.empty()) {
     LogInfo(kComponent, "consistency re-check queued", {{"jobs", queued.size()}});
   }
-  queue_.AddAfter(std::string(kConsistencyKey), options_.consistency_period);
+  return runtime::Result::RequeueAfter(options_.consistency_period);
 }
 
 absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {

@@ -18,10 +18,10 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/rate_limiter.h"
-#include "common/work_queue.h"
 #include "model/job_summary_signal.h"
 #include "model/pod_group_info.h"
 #include "model/pod_info.h"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -91,13 +91,11 @@ class JobRegistry {
   // Lists PodGroups, Pods, Nodes and job-summary ConfigMaps, rebuilds the caches and records,
   // queues every job, and watches from the listed versions.
   absl::Status Start();
-  // Reconciles until Stop; run it on a thread of its own.
-  void RunWorker();
-  // Stops the watches and the queue; RunWorker returns.
+  // Stops the watches and the reconciles.
   void Stop();
-  // Reconciles every job that is due now on the calling thread; returns how many keys were
-  // handled. For tests and benchmarks driven by a ManualClock (call after advancing it).
-  size_t ProcessReady();
+  // The reconciles run on this controller: production starts its worker after Start(); tests and
+  // benchmarks driven by a ManualClock pump it (RunUntilIdleForTest, after advancing the clock).
+  runtime::Controller& controller() { return controller_; }
 
   // Watch intake (the handlers call these; tests may too).
   void OnPodGroupEvent(const store::WatchEvent& event);
@@ -144,9 +142,9 @@ class JobRegistry {
     std::string job_id;
   };
 
-  void Reconcile(const std::string& key);
-  void ReconcileExpiry(const std::string& job_id);
-  void RunConsistencyCheck();
+  runtime::Result Reconcile(const std::string& key);
+  runtime::Result ReconcileExpiry(const std::string& job_id);
+  runtime::Result RunConsistencyCheck();
   // Store writes of a step; the first failure.
   absl::Status Execute(const JobRecord& record, const JobStep& step);
   absl::Status WriteConfigMap(const ConfigMapWrite& write);
@@ -174,7 +172,6 @@ class JobRegistry {
   store::ObjectStore& store_;
   Clock& clock_;
   const Options options_;
-  WorkQueue queue_;
   TokenBucket bucket_;
   std::vector<SignalListener> listeners_;
   std::vector<InstanceListener> instance_listeners_;
@@ -204,6 +201,8 @@ class JobRegistry {
   Counter& signals_delete_;
   Counter& write_failures_;
   Histogram& reconcile_seconds_;
+  // Last: its worker calls Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::cluster

@@ -60,18 +60,23 @@ GlobalRankTableFeed::GlobalRankTableFeed(store::ObjectStore& store, JobRegistry&
     : store_(store),
       registry_(registry),
       options_(options),
-      queue_("global_rank_table", clock, MetricsRegistry::Default(),
-             WorkQueueOptions{options.base_retry_delay, options.max_retry_delay}),
       pushed_(GenerationCounter("pushed")),
       failed_(GenerationCounter("failed")),
-      dropped_(GenerationCounter("dropped")) {}
+      dropped_(GenerationCounter("dropped")),
+      controller_({.name = "global_rank_table",
+                   .thread_name = "rank-tables",
+                   .base_retry_delay = options.base_retry_delay,
+                   .max_retry_delay = options.max_retry_delay},
+                  clock, [this](const std::string& job_id, int retries) {
+                    return Reconcile(job_id, retries);
+                  }) {}
 
 GlobalRankTableFeed::~GlobalRankTableFeed() { Stop(); }
 
 void GlobalRankTableFeed::SetSink(Sink sink) { sink_ = std::move(sink); }
 
 absl::Status GlobalRankTableFeed::Start() {
-  registry_.AddInstanceListener([this](const std::string& job_id) { queue_.Add(job_id); });
+  registry_.AddInstanceListener([this](const std::string& job_id) { controller_.Enqueue(job_id); });
   store::ListOptions list_options;
   list_options.selector = *store::LabelSelector::Parse(kConsumerSelector);
   absl::StatusOr<store::ObjectList> cms = store_.List(store::kConfigMaps, list_options);
@@ -95,31 +100,11 @@ absl::Status GlobalRankTableFeed::Start() {
 
 void GlobalRankTableFeed::Stop() {
   watch_.reset();
-  queue_.ShutDown();
-}
-
-void GlobalRankTableFeed::RunWorker() {
-  while (absl::optional<std::string> key = queue_.Get()) {
-    Handle(*key);
-    queue_.Done(*key);
-  }
-}
-
-size_t GlobalRankTableFeed::ProcessReady() {
-  size_t handled = 0;
-  queue_.PromoteDue();
-  while (queue_.Len() > 0) {
-    absl::optional<std::string> key = queue_.Get();
-    if (!key.has_value()) break;
-    Handle(*key);
-    queue_.Done(*key);
-    ++handled;
-  }
-  return handled;
+  controller_.Stop();
 }
 
 void GlobalRankTableFeed::Request(const std::string& job_id, absl::Duration delay) {
-  queue_.AddAfter(job_id, delay);
+  controller_.EnqueueAfter(job_id, delay);
 }
 
 void GlobalRankTableFeed::OnConfigMapEvent(const store::WatchEvent& event) {
@@ -135,7 +120,7 @@ void GlobalRankTableFeed::OnConfigMapEvent(const store::WatchEvent& event) {
       instances_[key] = *std::move(instance);
     }
   }
-  queue_.Add(job_id);
+  controller_.Enqueue(job_id);
 }
 
 absl::StatusOr<model::GlobalRankTable> GlobalRankTableFeed::Generate(
@@ -169,7 +154,7 @@ absl::StatusOr<model::GlobalRankTable> GlobalRankTableFeed::Generate(
       ToMindIePods(registry_.PodsOfInstance(*ns, job_id, kAppMindIeController)));
 }
 
-void GlobalRankTableFeed::Handle(const std::string& job_id) {
+runtime::Result GlobalRankTableFeed::Reconcile(const std::string& job_id, int retries) {
   absl::Status status;
   absl::StatusOr<model::GlobalRankTable> table = Generate(job_id);
   if (!table.ok()) {
@@ -180,23 +165,21 @@ void GlobalRankTableFeed::Handle(const std::string& job_id) {
     status = sink_(job_id, model::SerializeGlobalRankTable(*table));
   }
   if (status.ok()) {
-    queue_.Forget(job_id);
     pushed_.Increment();
     LogInfo(kComponent, "global rank table pushed",
             {{"job", job_id}, {"ranks", table->RankCount()}, {"groups", table->groups.size()}});
-    return;
+    return runtime::Result::Done();
   }
-  if (queue_.NumRequeues(job_id) >= options_.max_requeues) {
-    queue_.Forget(job_id);
+  if (retries >= options_.max_requeues) {
     dropped_.Increment();
     LogWarn(kComponent, "global rank table request dropped after retries",
             {{"job", job_id}, {"error", status}});
-    return;
+    return runtime::Result::Done();
   }
   failed_.Increment();
   LogInfo(kComponent, "global rank table not delivered; will retry",
           {{"job", job_id}, {"error", status}});
-  queue_.AddRateLimited(job_id);
+  return runtime::Result::Retry(status);
 }
 
 }  // namespace clusterd::cluster

@@ -15,8 +15,8 @@
 #include "cluster/rank_table_global_builder.h"
 #include "common/clock.h"
 #include "common/metrics.h"
-#include "common/work_queue.h"
 #include "model/rank_table_global.h"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -52,11 +52,10 @@ class GlobalRankTableFeed {
   void SetSink(Sink sink);
 
   // Lists and watches the rings-config ConfigMaps, and subscribes to the registry's pod changes.
+  // The generations run on controller() (its Start() runs the worker; tests pump it).
   absl::Status Start();
-  void RunWorker();
   void Stop();
-  // Handles every request due now on the calling thread (tests with a ManualClock).
-  size_t ProcessReady();
+  runtime::Controller& controller() { return controller_; }
 
   // Queues a generation for `job_id` after `delay`.
   void Request(const std::string& job_id, absl::Duration delay);
@@ -68,12 +67,11 @@ class GlobalRankTableFeed {
   absl::StatusOr<model::GlobalRankTable> Generate(const std::string& job_id) const;
 
  private:
-  void Handle(const std::string& job_id);
+  runtime::Result Reconcile(const std::string& job_id, int retries);
 
   store::ObjectStore& store_;
   JobRegistry& registry_;
   const Options options_;
-  WorkQueue queue_;
   Sink sink_;
   std::unique_ptr<store::WatchHandle> watch_;
 
@@ -84,6 +82,8 @@ class GlobalRankTableFeed {
   Counter& pushed_;
   Counter& failed_;
   Counter& dropped_;
+  // Last: its worker calls Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::cluster

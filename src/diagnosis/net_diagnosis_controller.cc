@@ -166,7 +166,8 @@ NetDiagnosisController::NetDiagnosisController(store::ObjectStore& store, Clock&
       clock_(clock),
       sink_(sink),
       options_(std::move(options)),
-      queue_("diagnosis-netfault", clock) {
+      controller_({.name = "diagnosis-netfault", .thread_name = "net-diagnosis"}, clock,
+                  [this](const std::string& key, int) { return Reconcile(key); }) {
   absl::MutexLock lock(&mu_);
   PublishViews();
 }
@@ -180,55 +181,33 @@ absl::Status NetDiagnosisController::Start() {
   cm_options.ns = std::string(kPingmeshNamespace);
   cm_options.selector = *selector;
   auto cm_watch = store_.Watch(store::kConfigMaps, cm_options, [this](const store::WatchEvent& e) {
-    if (store::NameOf(e.object) == kPingmeshConfigName) queue_.Add(kConfigKey);
+    if (store::NameOf(e.object) == kPingmeshConfigName) controller_.Enqueue(kConfigKey);
   });
   if (!cm_watch.ok()) return cm_watch.status();
   // Node changes are debounced: the first change parks the topology pass one tick ahead, the
   // following ones join it (AddAfter keeps the earlier due time).
-  auto node_watch = store_.Watch(
-      store::kNodes, store::WatchOptions{},
-      [this](const store::WatchEvent&) { queue_.AddAfter(kTopologyKey, options_.topology_tick); });
+  auto node_watch =
+      store_.Watch(store::kNodes, store::WatchOptions{}, [this](const store::WatchEvent&) {
+        controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
+      });
   if (!node_watch.ok()) return node_watch.status();
   config_watch_ = std::move(*cm_watch);
   node_watch_ = std::move(*node_watch);
   Resync();
-  worker_ = std::thread([this] {
-    while (auto key = queue_.Get()) {
-      Process(*key);
-      queue_.Done(*key);
-    }
-  });
+  controller_.Start();
   return absl::OkStatus();
 }
 
 void NetDiagnosisController::Stop() {
   config_watch_.reset();
   node_watch_.reset();
-  queue_.ShutDown();
-  if (worker_.joinable()) worker_.join();
+  controller_.Stop();
 }
 
 void NetDiagnosisController::Resync() {
-  queue_.Add(kRootKey);
-  queue_.Add(kConfigKey);
-  queue_.Add(kTopologyKey);
-}
-
-size_t NetDiagnosisController::RunPending() {
-  size_t n = 0;
-  while (queue_.Len() > 0) {
-    auto key = queue_.Get();
-    if (!key) break;
-    Process(*key);
-    queue_.Done(*key);
-    ++n;
-  }
-  return n;
-}
-
-size_t NetDiagnosisController::RunDue() {
-  queue_.PromoteDue();
-  return RunPending();
+  controller_.Enqueue(kRootKey);
+  controller_.Enqueue(kConfigKey);
+  controller_.Enqueue(kTopologyKey);
 }
 
 std::string NetDiagnosisController::PodDir(const std::string& id) const {
@@ -242,12 +221,13 @@ bool NetDiagnosisController::DetectionOn() const {
                      [](const auto& e) { return e.second.activate; });
 }
 
-void NetDiagnosisController::Process(const std::string& key) {
+runtime::Result NetDiagnosisController::Reconcile(const std::string& key) {
   absl::MutexLock lock(&mu_);
+  runtime::Result result = runtime::Result::Done();
   if (key == kRootKey) {
     CheckRoot();
   } else if (key == kConfigKey) {
-    ReconcileConfig();
+    if (absl::Status read = ReconcileConfig(); !read.ok()) result = runtime::Result::Retry(read);
   } else if (key == kTopologyKey) {
     PublishTopology();
   } else if (key == kReportKey) {
@@ -256,6 +236,7 @@ void NetDiagnosisController::Process(const std::string& key) {
     RoundOf(key.substr(kRoundPrefix.size()));
   }
   PublishViews();
+  return result;
 }
 
 void NetDiagnosisController::CheckRoot() {
@@ -272,7 +253,7 @@ void NetDiagnosisController::CheckRoot() {
                {"error", ec ? ec.message() : std::string("missing")},
                {"failures", static_cast<int64_t>(root_failures_)}});
     }
-    queue_.AddAfter(kRootKey, options_.root_poll);
+    controller_.EnqueueAfter(kRootKey, options_.root_poll);
     return;
   }
   if (root_failures_ > 0) {
@@ -280,24 +261,23 @@ void NetDiagnosisController::CheckRoot() {
   }
   root_failures_ = 0;
   root_ready_ = true;
-  queue_.Add(kConfigKey);
-  queue_.Add(kTopologyKey);
+  controller_.Enqueue(kConfigKey);
+  controller_.Enqueue(kTopologyKey);
 }
 
-void NetDiagnosisController::ReconcileConfig() {
+absl::Status NetDiagnosisController::ReconcileConfig() {
   const store::ObjectKey key{std::string(store::kConfigMaps), std::string(kPingmeshNamespace),
                              std::string(kPingmeshConfigName)};
   auto cm = store_.Get(key);
   if (!cm.ok()) {
     if (!absl::IsNotFound(cm.status())) {
       LogWarn(kComponent, "cannot read pingmesh-config", {{"error", cm.status()}});
-      queue_.AddRateLimited(kConfigKey);
+      return cm.status();  // retried with back-off
     }
-    return;  // §7.1: a deletion does nothing
+    return absl::OkStatus();  // §7.1: a deletion does nothing
   }
-  queue_.Forget(kConfigKey);
   auto label = store::LabelSelector::Parse(absl::StrCat(Sv(kPingmeshConsumerLabel), "=true"));
-  if (label.ok() && !label->Matches(*cm)) return;  // not for ClusterD
+  if (label.ok() && !label->Matches(*cm)) return absl::OkStatus();  // not for ClusterD
   std::map<std::string, std::string> data;
   std::string bad_key;
   if (cm->contains("data") && (*cm)["data"].is_object()) {
@@ -318,7 +298,7 @@ void NetDiagnosisController::ReconcileConfig() {
     RejectedConfigs().Increment();
     config_error_ = std::string(parsed.status().message());
     LogWarn(kComponent, "invalid pingmesh-config update ignored", {{"reason", config_error_}});
-    return;
+    return absl::OkStatus();
   }
   // A repeated configuration (resync, the root appearing) is applied again quietly: every step
   // below is idempotent.
@@ -330,14 +310,15 @@ void NetDiagnosisController::ReconcileConfig() {
     LogInfo(kComponent, "pingmesh-config accepted",
             {{"detection", on ? "on" : "off"}, {"entries", static_cast<int64_t>(config_->size())}});
   }
-  if (!root_ready_) return;  // idles; applied once the root appears
+  if (!root_ready_) return absl::OkStatus();  // idles; applied once the root appears
   if (on && !started_once_) {
     started_once_ = true;
     LogInfo(kComponent, "slow-network analysis controller started");
   }
-  if (started_once_) WriteCathelpers();  // netFault=off for every super pod when all off
-  if (on) queue_.Add(kTopologyKey);      // publishes what changed while detection was off
+  if (started_once_) WriteCathelpers();       // netFault=off for every super pod when all off
+  if (on) controller_.Enqueue(kTopologyKey);  // publishes what changed while detection was off
   Reload();
+  return absl::OkStatus();
 }
 
 void NetDiagnosisController::WriteCathelpers() {
@@ -360,7 +341,7 @@ void NetDiagnosisController::PublishTopology() {
   auto list = store_.List(store::kNodes, store::ListOptions{});
   if (!list.ok()) {
     LogWarn(kComponent, "cannot list nodes", {{"error", list.status()}});
-    queue_.AddAfter(kTopologyKey, options_.topology_tick);
+    controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
     return;
   }
   topology_ = BuildSuperPods(list->items);
@@ -417,7 +398,7 @@ void NetDiagnosisController::PublishTopology() {
     p->last_error = std::string(st.message());
     retry = true;
   }
-  if (retry) queue_.AddAfter(kTopologyKey, options_.topology_tick);
+  if (retry) controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
   if (changed) Reload();
 }
 
@@ -547,7 +528,7 @@ void NetDiagnosisController::StartDetection(Pod& pod, const CathelperConf& conf)
           {{"superPod", pod.id},
            {"period", conf.period},
            {"servers", static_cast<int64_t>(pod.ping_lists.size())}});
-  queue_.AddAfter(absl::StrCat(Sv(kRoundPrefix), pod.id), absl::Seconds(conf.period));
+  controller_.EnqueueAfter(absl::StrCat(Sv(kRoundPrefix), pod.id), absl::Seconds(conf.period));
 }
 
 void NetDiagnosisController::StopDetection(Pod& pod, const std::string& reason) {
@@ -570,11 +551,11 @@ void NetDiagnosisController::RoundOf(const std::string& id) {
   const absl::Time now = clock_.Now();
   const std::string key = absl::StrCat(Sv(kRoundPrefix), id);
   if (now < pod.next_round) {  // an early wake-up (a restart re-parked the key)
-    queue_.AddAfter(key, pod.next_round - now);
+    controller_.EnqueueAfter(key, pod.next_round - now);
     return;
   }
   pod.next_round = now + absl::Seconds(pod.conf.period);
-  queue_.AddAfter(key, absl::Seconds(pod.conf.period));
+  controller_.EnqueueAfter(key, absl::Seconds(pod.conf.period));
 
   // §7.4 step 2: every *.csv / *.csv-bak row stamped at or after the detection start.
   const int64_t start_ms = absl::ToUnixMillis(pod.start);
@@ -679,7 +660,8 @@ void NetDiagnosisController::FlushReports() {
             {{"superPod", p.super_pod_id},
              {"attempt", static_cast<int64_t>(p.attempts)},
              {"error", st}});
-    queue_.AddAfter(kReportKey, options_.retry_delay);  // in order, never blocking the worker
+    controller_.EnqueueAfter(kReportKey,
+                             options_.retry_delay);  // in order, never blocking the worker
     break;
   }
 }

@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -14,11 +13,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/work_queue.h"
 #include "diagnosis/net_fault.h"
 #include "diagnosis/public_fault.h"
 #include "diagnosis/super_pod_topology.h"
 #include "nlohmann/json.hpp"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd::diagnosis {
@@ -69,9 +68,10 @@ struct NetSuperPodView {
 // SuperPodNetDetector, appends to network_fault.json and sends the alarms as public faults
 // (200001010/11/12) through the sink.
 //
-// Watch events only enqueue keys in a WorkQueue; one worker reconciles. Timers (the topology
-// debounce, the rounds, the root re-check, report retries) are WorkQueue::AddAfter on the
-// Clock. Tests drive it on their own thread with Resync/RunPending/RunDue and a ManualClock.
+// Watch events only enqueue keys in the controller (runtime/controller.h); its one worker
+// reconciles. Timers (the topology debounce, the rounds, the root re-check, report retries) are
+// EnqueueAfter on the Clock. Tests drive it on their own thread with Resync and
+// controller().RunUntilIdleForTest() on a ManualClock, never calling Start.
 class NetDiagnosisController {
  public:
   NetDiagnosisController(store::ObjectStore& store, Clock& clock, PublicFaultSink& sink,
@@ -86,10 +86,8 @@ class NetDiagnosisController {
 
   // Queues the configuration, the root check and a topology pass (start-up, tests).
   void Resync();
-  // Tests: processes every queued key on the calling thread; returns how many.
-  size_t RunPending();
-  // Tests: promotes due timers, then RunPending.
-  size_t RunDue();
+  // The reconciles run here (Start starts its worker; tests pump it).
+  runtime::Controller& controller() { return controller_; }
 
   // The feature's state: {"root","rootReady","detection","config",...,"superPods":[...]}.
   nlohmann::ordered_json Views() const;
@@ -101,9 +99,10 @@ class NetDiagnosisController {
     PublicFaultReport report;
     int attempts = 0;
   };
-  void Process(const std::string& key);
+  runtime::Result Reconcile(const std::string& key);
   void CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReconcileConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Not OK: pingmesh-config could not be read (retried with back-off).
+  absl::Status ReconcileConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PublishPod(const std::string& id, const SuperPodDevice* pod)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -121,7 +120,6 @@ class NetDiagnosisController {
   Clock& clock_;
   PublicFaultSink& sink_;
   const NetDiagnosisOptions options_;
-  WorkQueue queue_;
 
   mutable absl::Mutex mu_;
   bool root_ready_ ABSL_GUARDED_BY(mu_) = false;
@@ -143,7 +141,8 @@ class NetDiagnosisController {
 
   std::unique_ptr<store::WatchHandle> config_watch_;
   std::unique_ptr<store::WatchHandle> node_watch_;
-  std::thread worker_;
+  // Last: its worker calls Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::diagnosis

@@ -221,7 +221,8 @@ SlowNodeController::SlowNodeController(store::ObjectStore& store, Clock& clock,
       lookup_(lookup ? std::move(lookup) : PodGroupJobLookup(store)),
       own_switcher_(switcher ? nullptr : std::make_unique<StoreProfilingSwitchWriter>(store)),
       switcher_(switcher ? switcher : own_switcher_.get()),
-      queue_("diagnosis-slownode", clock) {}
+      controller_({.name = "diagnosis-slownode", .thread_name = "slow-node"}, clock,
+                  [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 SlowNodeController::~SlowNodeController() { Stop(); }
 
@@ -233,23 +234,17 @@ absl::Status SlowNodeController::Start() {
   auto watch = store_.Watch(store::kConfigMaps, options, [this](const store::WatchEvent& e) {
     const std::string name = store::NameOf(e.object);
     if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) return;
-    queue_.Add(absl::StrCat(Sv(kCmKeyPrefix), store::NamespaceOf(e.object), "/", name));
+    controller_.Enqueue(absl::StrCat(Sv(kCmKeyPrefix), store::NamespaceOf(e.object), "/", name));
   });
   if (!watch.ok()) return watch.status();
   watch_ = std::move(*watch);
-  worker_ = std::thread([this] {
-    while (auto key = queue_.Get()) {
-      Process(*key);
-      queue_.Done(*key);
-    }
-  });
+  controller_.Start();
   return absl::OkStatus();
 }
 
 void SlowNodeController::Stop() {
   watch_.reset();
-  queue_.ShutDown();
-  if (worker_.joinable()) worker_.join();
+  controller_.Stop();
 }
 
 absl::Status SlowNodeController::Resync() {
@@ -265,31 +260,14 @@ absl::Status SlowNodeController::Resync() {
     if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) continue;
     const std::string cm_key = absl::StrCat(store::NamespaceOf(cm), "/", name);
     present.insert(cm_key);
-    queue_.Add(absl::StrCat(Sv(kCmKeyPrefix), cm_key));
+    controller_.Enqueue(absl::StrCat(Sv(kCmKeyPrefix), cm_key));
   }
   // ConfigMaps deleted while nobody watched.
   absl::MutexLock lock(&mu_);
   for (const auto& [cm_key, job] : job_of_cm_) {
-    if (!present.count(cm_key)) queue_.Add(absl::StrCat(Sv(kCmKeyPrefix), cm_key));
+    if (!present.count(cm_key)) controller_.Enqueue(absl::StrCat(Sv(kCmKeyPrefix), cm_key));
   }
   return absl::OkStatus();
-}
-
-size_t SlowNodeController::RunPending() {
-  size_t n = 0;
-  while (queue_.Len() > 0) {
-    auto key = queue_.Get();
-    if (!key) break;
-    Process(*key);
-    queue_.Done(*key);
-    ++n;
-  }
-  return n;
-}
-
-size_t SlowNodeController::RunDue() {
-  queue_.PromoteDue();
-  return RunPending();
 }
 
 void SlowNodeController::ObserveJob(const SlowNodeJob& job) {
@@ -304,7 +282,7 @@ void SlowNodeController::ObserveJob(const SlowNodeJob& job) {
     absl::MutexLock lock(&mu_);
     observed_jobs_[key] = job;
   }
-  queue_.Add(absl::StrCat(Sv(kJobKeyPrefix), key));
+  controller_.Enqueue(absl::StrCat(Sv(kJobKeyPrefix), key));
 }
 
 void SlowNodeController::NodeRestarted(const std::string& node_ip) {
@@ -312,23 +290,28 @@ void SlowNodeController::NodeRestarted(const std::string& node_ip) {
   for (auto& [key, ctx] : contexts_) {
     if (!ctx->running || !ctx->nodes.count(node_ip)) continue;
     StopDetection(*ctx, false, absl::StrCat("node ", node_ip, " restarted"));
-    queue_.Add(absl::StrCat(Sv(kJobKeyPrefix), key));
+    controller_.Enqueue(absl::StrCat(Sv(kJobKeyPrefix), key));
   }
 }
 
-void SlowNodeController::Process(const std::string& key) {
+runtime::Result SlowNodeController::Reconcile(const std::string& key) {
   absl::MutexLock lock(&mu_);
   if (absl::StartsWith(key, Sv(kCmKeyPrefix))) {
     const std::string rest = key.substr(kCmKeyPrefix.size());
     const size_t slash = rest.find('/');
-    if (slash == std::string::npos) return;
-    ReconcileConfigMap(rest.substr(0, slash), rest.substr(slash + 1));
-  } else if (absl::StartsWith(key, Sv(kJobKeyPrefix))) {
-    ReconcileJob(key.substr(kJobKeyPrefix.size()));
+    if (slash == std::string::npos) return runtime::Result::Done();
+    return ReconcileConfigMap(rest.substr(0, slash), rest.substr(slash + 1));
   }
+  if (absl::StartsWith(key, Sv(kJobKeyPrefix))) {
+    if (std::optional<absl::Duration> wake = ReconcileJob(key.substr(kJobKeyPrefix.size()))) {
+      return runtime::Result::RequeueAfter(*wake);
+    }
+  }
+  return runtime::Result::Done();
 }
 
-void SlowNodeController::ReconcileConfigMap(const std::string& ns, const std::string& name) {
+runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
+                                                       const std::string& name) {
   const std::string cm_key = absl::StrCat(ns, "/", name);
   auto drop_context = [&](const std::string& why) {
     auto it = job_of_cm_.find(cm_key);
@@ -348,14 +331,13 @@ void SlowNodeController::ReconcileConfigMap(const std::string& ns, const std::st
     if (cm.status().code() != absl::StatusCode::kNotFound) {
       LogWarn(kComponent, "cannot read slow-node ConfigMap",
               {{"configmap", cm_key}, {"error", cm.status()}});
-      queue_.AddRateLimited(absl::StrCat(Sv(kCmKeyPrefix), cm_key));
-      return;
+      return runtime::Result::Retry(cm.status());
     }
     invalid_cms_.erase(cm_key);
     PublishView(cm_key, nullptr);
     drop_context("ConfigMap deleted");
     LogInfo(kComponent, "slow-node ConfigMap deleted, detection stopped", {{"configmap", cm_key}});
-    return;
+    return runtime::Result::Done();
   }
   std::string text;
   if ((*cm).contains("data") && (*cm)["data"].is_object() &&
@@ -375,7 +357,7 @@ void SlowNodeController::ReconcileConfigMap(const std::string& ns, const std::st
     invalid_cms_[cm_key] = reason;
     drop_context("FeatConf became invalid");
     PublishView(cm_key, nullptr);
-    return;
+    return runtime::Result::Done();
   }
   if (invalid_cms_.erase(cm_key)) PublishView(cm_key, nullptr);
   FeatConf c = *conf;
@@ -388,7 +370,7 @@ void SlowNodeController::ReconcileConfigMap(const std::string& ns, const std::st
   if (cit != contexts_.end() && cit->second->cm_key != cm_key) {
     LogWarn(kComponent, "a slow-node ConfigMap for this job already exists; ignored",
             {{"configmap", cm_key}, {"job", job_key}, {"owner", cit->second->cm_key}});
-    return;
+    return runtime::Result::Done();
   }
   if (cit != contexts_.end()) {
     Context& ctx = *cit->second;
@@ -408,7 +390,11 @@ void SlowNodeController::ReconcileConfigMap(const std::string& ns, const std::st
     LogInfo(kComponent, "slow-node detection configured",
             {{"configmap", cm_key}, {"job", job_key}, {"slowNode", c.slow_node}});
   }
-  ReconcileJob(job_key);
+  // The job's own timer (its next round, its readiness poll) belongs to the job's key.
+  if (std::optional<absl::Duration> wake = ReconcileJob(job_key)) {
+    controller_.EnqueueAfter(absl::StrCat(Sv(kJobKeyPrefix), job_key), *wake);
+  }
+  return runtime::Result::Done();
 }
 
 std::optional<SlowNodeJob> SlowNodeController::CurrentJob(const Context& ctx) {
@@ -419,12 +405,11 @@ std::optional<SlowNodeJob> SlowNodeController::CurrentJob(const Context& ctx) {
   return job;
 }
 
-void SlowNodeController::ReconcileJob(const std::string& job_key) {
+std::optional<absl::Duration> SlowNodeController::ReconcileJob(const std::string& job_key) {
   auto cit = contexts_.find(job_key);
-  if (cit == contexts_.end()) return;
+  if (cit == contexts_.end()) return std::nullopt;
   Context& ctx = *cit->second;
   const absl::Time now = clock_.Now();
-  const std::string queue_key = absl::StrCat(Sv(kJobKeyPrefix), job_key);
 
   std::optional<SlowNodeJob> job = CurrentJob(ctx);
   const bool job_running = job && job->status == kJobStatusRunning && !job->job_id.empty();
@@ -468,8 +453,9 @@ void SlowNodeController::ReconcileJob(const std::string& job_key) {
   absl::Duration wait = options_.readiness_poll;  // poll the job while not running
   if (ctx.running) wait = std::max(ctx.next_round - now, absl::ZeroDuration());
   if (!ctx.reports.empty()) wait = std::min(wait, options_.retry_delay);
-  if (ctx.conf.Enabled() || !ctx.reports.empty()) queue_.AddAfter(queue_key, wait);
   PublishView(job_key, &ctx);
+  if (ctx.conf.Enabled() || !ctx.reports.empty()) return wait;
+  return std::nullopt;
 }
 
 void SlowNodeController::ComputeLayout(Context& ctx) {

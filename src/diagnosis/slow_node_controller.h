@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -14,12 +13,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/work_queue.h"
 #include "diagnosis/degradation_handler.h"
 #include "diagnosis/feat_conf.h"
 #include "diagnosis/public_fault.h"
 #include "diagnosis/slow_node_algorithm.h"
 #include "model/job_profiling_switch.h"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd::diagnosis {
@@ -122,9 +121,10 @@ struct SlowNodeJobView {
 // nSecondsDoOneDetection, runs the node- and cluster-level algorithms and the degradation
 // handler, and reports public faults 110001010 / 100001011 through the sink.
 //
-// Every event only enqueues a key ("cm/<ns>/<name>" or "job/<ns>/<jobName>") in a WorkQueue;
-// a worker reconciles from the current objects. Periods are WorkQueue::AddAfter timers on the
-// Clock. Tests drive it on their own thread with Resync/RunPending/RunDue and a ManualClock.
+// Every event only enqueues a key ("cm/<ns>/<name>" or "job/<ns>/<jobName>") in the controller
+// (runtime/controller.h); its worker reconciles from the current objects. A job's period is its
+// key's RequeueAfter on the Clock. Tests drive it on their own thread with Resync and
+// controller().RunUntilIdleForTest() on a ManualClock, never calling Start.
 class SlowNodeController {
  public:
   SlowNodeController(store::ObjectStore& store, Clock& clock, PublicFaultSink& sink,
@@ -145,20 +145,19 @@ class SlowNodeController {
 
   // Lists the ConfigMaps and queues them (start-up, tests).
   absl::Status Resync();
-  // Tests: processes every queued key on the calling thread; returns how many.
-  size_t RunPending();
-  // Tests: promotes due timers, then RunPending.
-  size_t RunDue();
+  runtime::Controller& controller() { return controller_; }
 
   std::vector<SlowNodeJobView> Views() const;
   std::optional<SlowNodeJobView> View(const std::string& ns, const std::string& job_name) const;
 
  private:
   struct Context;
-  void Process(const std::string& key);
-  void ReconcileConfigMap(const std::string& ns, const std::string& name)
+  runtime::Result Reconcile(const std::string& key);
+  runtime::Result ReconcileConfigMap(const std::string& ns, const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReconcileJob(const std::string& job_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns when the job's key wants to be reconciled again, if it does.
+  std::optional<absl::Duration> ReconcileJob(const std::string& job_key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<SlowNodeJob> CurrentJob(const Context& ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartDetection(Context& ctx, const SlowNodeJob& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ComputeLayout(Context& ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -182,7 +181,6 @@ class SlowNodeController {
   SlowNodeJobLookup lookup_;
   std::unique_ptr<StoreProfilingSwitchWriter> own_switcher_;
   ProfilingSwitchWriter* switcher_;
-  WorkQueue queue_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<Context>> contexts_ ABSL_GUARDED_BY(mu_);  // ns/job
@@ -194,7 +192,8 @@ class SlowNodeController {
   std::map<std::string, SlowNodeJobView> views_ ABSL_GUARDED_BY(view_mu_);  // ns/job or cm
 
   std::unique_ptr<store::WatchHandle> watch_;
-  std::thread worker_;
+  // Last: its worker calls Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 // "[2 5]", the Go rendering of a rank slice used in the log lines.

@@ -119,7 +119,9 @@ RecoveryExecutor::RecoveryExecutor(store::ObjectStore& store, Clock& clock, Sign
       clock_(clock),
       sink_(sink),
       fault_centre_(fault_centre),
-      pod_lister_(std::move(pod_lister)) {}
+      pod_lister_(std::move(pod_lister)),
+      controller_({.name = "recovery"}, clock,
+                  [this](const std::string& job_id, int) { return Reconcile(job_id); }) {}
 
 RecoveryExecutor::~RecoveryExecutor() { Stop(); }
 
@@ -201,7 +203,7 @@ absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& co
     absl::MutexLock lock(&mu_);
     jobs_.emplace(id.job_id, job);
   }
-  if (queue_) queue_->Add(id.job_id);
+  controller_.Enqueue(id.job_id);
   return absl::OkStatus();
 }
 
@@ -243,7 +245,7 @@ absl::Status RecoveryExecutor::Post(const std::string& job_id, Event event) {
     job->inbox.push_back(std::move(event));
     if (job->posted_at == absl::InfiniteFuture()) job->posted_at = clock_.Now();
   }
-  if (queue_) queue_->Add(job_id);
+  controller_.Enqueue(job_id);
   return absl::OkStatus();
 }
 
@@ -344,45 +346,6 @@ size_t RecoveryExecutor::Drain(const std::shared_ptr<Job>& job) {
   return processed;
 }
 
-size_t RecoveryExecutor::RunPending() {
-  size_t total = 0;
-  while (true) {
-    std::vector<std::shared_ptr<Job>> jobs;
-    {
-      absl::MutexLock lock(&mu_);
-      for (const auto& [_, job] : jobs_) jobs.push_back(job);
-    }
-    size_t round = 0;
-    for (const auto& job : jobs) round += Drain(job);
-    total += round;
-    if (round == 0) return total;
-  }
-}
-
-size_t RecoveryExecutor::RunDue() {
-  std::vector<std::string> removals;
-  std::vector<std::shared_ptr<Job>> jobs;
-  {
-    absl::MutexLock lock(&mu_);
-    const absl::Time now = clock_.Now();
-    for (auto it = removals_.begin(); it != removals_.end();) {
-      if (it->at <= now) {
-        removals.push_back(it->job_id);
-        it = removals_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (const auto& [_, job] : jobs_) jobs.push_back(job);
-  }
-  for (const std::string& job_id : removals) RemoveFaultJobInfo(job_id);
-  for (const auto& job : jobs) {
-    absl::MutexLock lock(&job->mu);
-    QueueDueTimers(*job);
-  }
-  return RunPending();
-}
-
 bool RecoveryExecutor::Persist(Job& job) {
   if (job.state.state == State::kInit && job.last_record.empty()) {
     RecordDurable(job);
@@ -435,7 +398,7 @@ void RecoveryExecutor::RecordFailed(Job& job, const absl::Status& error) {
               {"error", error},
               {"retry_in", absl::FormatDuration(backoff)}});
   }
-  Wake(job.id.job_id, d.next_retry);
+  // The job's reconcile asks to be woken at next_retry (NextWake).
 }
 
 void RecoveryExecutor::RecordDurable(Job& job) {
@@ -564,16 +527,14 @@ void RecoveryExecutor::Execute(Job& job, const Command& command) {
   } else if (const auto* c = std::get_if<UpdateFaultJobInfo>(&command)) {
     if (c->remove) {
       const absl::Time at = clock_.Now() + c->delay;
-      {
-        absl::MutexLock lock(&mu_);
-        removals_.push_back({at, job_id});
-      }
-      Wake(job_id, at);
+      // The job's reconcile asks to be woken then (NextWake).
+      absl::MutexLock lock(&mu_);
+      removals_.push_back({at, job_id});
     } else {
       WriteFaultJobInfo(job, c->pod_ranks);
     }
-  } else if (const auto* c = std::get_if<ArmTimer>(&command)) {
-    Wake(job_id, c->at);
+  } else if (std::holds_alternative<ArmTimer>(command)) {
+    // The timer is in the state; the job's reconcile asks to be woken for it (NextWake).
   } else if (const auto* c = std::get_if<ReplyReport>(&command)) {
     sink_.Reply(c->ticket, c->code, c->info);
   } else if (const auto* c = std::get_if<ReportRetryFaults>(&command)) {
@@ -602,64 +563,54 @@ void RecoveryExecutor::Execute(Job& job, const Command& command) {
   }
 }
 
-void RecoveryExecutor::Wake(const std::string& job_id, absl::Time at) {
-  if (!queue_) return;
-  queue_->AddAfter(job_id, at - clock_.Now());
-}
+void RecoveryExecutor::Start(int workers) { controller_.Start(workers); }
 
-void RecoveryExecutor::Start(int workers) {
-  if (queue_) return;
-  queue_ = std::make_unique<WorkQueue>("recovery", clock_);
-  for (const std::string& id : Jobs()) queue_->Add(id);
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-}
+void RecoveryExecutor::Stop() { controller_.Stop(); }
 
-void RecoveryExecutor::Stop() {
-  if (!queue_) return;
-  queue_->ShutDown();
-  for (std::thread& t : workers_) t.join();
-  workers_.clear();
-  queue_.reset();
-}
-
-void RecoveryExecutor::WorkerLoop() {
-  while (absl::optional<std::string> key = queue_->Get()) {
-    if (std::shared_ptr<Job> job = Find(*key)) {
-      {
-        absl::MutexLock lock(&job->mu);
-        QueueDueTimers(*job);
-      }
-      Drain(job);
-      // The queue keeps one due time per job (the earliest), so a timer armed while an earlier
-      // wake-up was parked would be lost: re-arm the job's next timer after every drain.
-      absl::Time next = absl::InfiniteFuture();
-      {
-        absl::MutexLock lock(&job->mu);
-        const absl::Time now = clock_.Now();
-        for (const auto& [kind, at] : job->state.timers) {
-          if (at > now && at < next) next = at;
-        }
-        // Held: the record's retry, and the timers that fell due meanwhile once it is written.
-        if (!job->durability.durable) next = std::min(next, job->durability.next_retry);
-      }
-      if (next != absl::InfiniteFuture()) Wake(*key, next);
-    }
-    std::vector<std::string> removals;
+runtime::Result RecoveryExecutor::Reconcile(const std::string& job_id) {
+  if (std::shared_ptr<Job> job = Find(job_id)) {
     {
-      absl::MutexLock lock(&mu_);
-      const absl::Time now = clock_.Now();
-      for (auto it = removals_.begin(); it != removals_.end();) {
-        if (it->at <= now && it->job_id == *key) {
-          removals.push_back(it->job_id);
-          it = removals_.erase(it);
-        } else {
-          ++it;
-        }
+      absl::MutexLock lock(&job->mu);
+      QueueDueTimers(*job);
+    }
+    Drain(job);
+  }
+  // Delayed clean-ups of this job's fault-job entry (they outlive its controller).
+  std::vector<std::string> removals;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    for (auto it = removals_.begin(); it != removals_.end();) {
+      if (it->at <= now && it->job_id == job_id) {
+        removals.push_back(it->job_id);
+        it = removals_.erase(it);
+      } else {
+        ++it;
       }
     }
-    for (const std::string& id : removals) RemoveFaultJobInfo(id);
-    queue_->Done(*key);
   }
+  for (const std::string& id : removals) RemoveFaultJobInfo(id);
+  const absl::Time next = NextWake(job_id);
+  if (next == absl::InfiniteFuture()) return runtime::Result::Done();
+  return runtime::Result::RequeueAfter(next - clock_.Now());
+}
+
+absl::Time RecoveryExecutor::NextWake(const std::string& job_id) const {
+  absl::Time next = absl::InfiniteFuture();
+  const absl::Time now = clock_.Now();
+  if (std::shared_ptr<Job> job = Find(job_id)) {
+    absl::MutexLock lock(&job->mu);
+    for (const auto& [kind, at] : job->state.timers) {
+      if (at > now && at < next) next = at;
+    }
+    // Held: the record's retry, and the timers that fell due meanwhile once it is written.
+    if (!job->durability.durable) next = std::min(next, job->durability.next_retry);
+  }
+  absl::MutexLock lock(&mu_);
+  for (const DelayedRemoval& removal : removals_) {
+    if (removal.job_id == job_id) next = std::min(next, removal.at);
+  }
+  return next;
 }
 
 std::optional<JobRecovery> RecoveryExecutor::Snapshot(const std::string& job_id) const {
@@ -682,6 +633,13 @@ std::optional<RecoveryExecutor::Durability> RecoveryExecutor::RecordDurability(
   if (job == nullptr) return std::nullopt;
   absl::MutexLock lock(&job->mu);
   return job->durability;
+}
+
+size_t RecoveryExecutor::QueuedEvents(const std::string& job_id) const {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) return 0;
+  absl::MutexLock lock(&job->mu);
+  return job->inbox.size();
 }
 
 }  // namespace clusterd::recovery

@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -15,11 +14,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
-#include "common/work_queue.h"
 #include "recovery/command.h"
 #include "recovery/cycle_log.h"
 #include "recovery/event.h"
 #include "recovery/job_recovery.h"
+#include "runtime/controller.h"
 #include "store/object_store.h"
 
 namespace clusterd::recovery {
@@ -76,10 +75,11 @@ using PodLister = std::function<absl::StatusOr<std::vector<store::Object>>(
 // the durable record, then carries out the commands (store writes through the ObjectStore,
 // signals through the SignalSink, timers through the Clock) and feeds their outcomes back.
 //
-// Each job is a strand: its events are processed one at a time, in order. Tests drive it on
-// their own thread with RunPending() and RunDue() (with a ManualClock nothing happens by
-// itself); production calls Start(n), which runs n workers on a keyed WorkQueue and wakes
-// jobs when their timers are due.
+// Each job is a strand: its events are processed one at a time, in order, by the reconcile of
+// the job's key on controller() (runtime/controller.h). A reconcile fires the job's due timers,
+// drains its inbox and asks to be woken (RequeueAfter) at the job's next timer, record retry or
+// delayed clean-up. Tests drive it on their own thread with controller().RunUntilIdleForTest()
+// (with a ManualClock nothing happens by itself); production calls Start(n), n workers.
 class RecoveryExecutor {
  public:
   RecoveryExecutor(store::ObjectStore& store, Clock& clock, SignalSink& sink,
@@ -103,12 +103,8 @@ class RecoveryExecutor {
   // Re-reads the job's objects and queues JobViewChanged (call it from pod / PodGroup watches).
   absl::Status RefreshView(const std::string& job_id);
 
-  // Processes every queued event of every job on the calling thread, including the outcomes
-  // the commands feed back. Returns the number of events processed.
-  size_t RunPending();
-  // Queues TimerFired for every timer due at clock.Now(), runs delayed store clean-ups, then
-  // RunPending().
-  size_t RunDue();
+  // The jobs' reconciles run here (tests pump it; Start runs its workers).
+  runtime::Controller& controller() { return controller_; }
 
   // Told of every cycle's start, strategy and end (goodput); set before Start or RestoreAll.
   void SetCycleObserver(CycleObserver* observer) { cycle_observer_ = observer; }
@@ -137,6 +133,8 @@ class RecoveryExecutor {
     absl::Time next_retry;  // when the write is tried again
   };
   std::optional<Durability> RecordDurability(const std::string& job_id) const;
+  // Events posted to the job and not yet taken up (held while its record cannot be written).
+  size_t QueuedEvents(const std::string& job_id) const;
 
   // Back-off of the record write retries: doubling from the first to the last, then steady.
   static constexpr absl::Duration kRecordRetryFirst = absl::Milliseconds(250);
@@ -188,8 +186,9 @@ class RecoveryExecutor {
   void RemoveFaultJobInfo(const std::string& job_id);
   void WriteFaultJobInfo(const Job& job, const std::vector<int64_t>& pod_ranks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
-  void Wake(const std::string& job_id, absl::Time at);
-  void WorkerLoop();
+  runtime::Result Reconcile(const std::string& job_id);
+  // The earliest time the job's key must be reconciled again (InfiniteFuture: none).
+  absl::Time NextWake(const std::string& job_id) const;
   absl::StatusOr<JobView> ReadView(const JobIdentity& id) const;
   absl::StatusOr<std::vector<store::Object>> ListPodsOf(const std::string& ns,
                                                         const std::string& pod_group) const;
@@ -205,8 +204,8 @@ class RecoveryExecutor {
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<DelayedRemoval> removals_ ABSL_GUARDED_BY(mu_);
 
-  std::unique_ptr<WorkQueue> queue_;
-  std::vector<std::thread> workers_;
+  // Last: its workers call Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::recovery

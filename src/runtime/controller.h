@@ -139,15 +139,16 @@ class TypedController {
 
   TypedController(ControllerOptions options, Clock& clock, ReconcileFn reconcile,
                   MetricsRegistry& metrics = MetricsRegistry::Default())
-      : core_(std::move(options), clock,
-              [reconcile = std::move(reconcile)](const std::string& text, int retries) {
-                std::optional<Key> key = Codec::Decode(text);
-                // Only Encode's output is ever queued, so a key that does not decode is a
-                // codec bug; it is dropped rather than retried for ever.
-                if (!key.has_value()) return Result::Done();
-                return reconcile(*key, retries);
-              },
-              metrics) {}
+      : core_(
+            std::move(options), clock,
+            [reconcile = std::move(reconcile)](const std::string& text, int retries) {
+              std::optional<Key> key = Codec::Decode(text);
+              // Only Encode's output is ever queued, so a key that does not decode is a
+              // codec bug; it is dropped rather than retried for ever.
+              if (!key.has_value()) return Result::Done();
+              return reconcile(*key, retries);
+            },
+            metrics) {}
 
   void Enqueue(const Key& key) { core_.Enqueue(Codec::Encode(key)); }
   void EnqueueAfter(const Key& key, absl::Duration delay) {

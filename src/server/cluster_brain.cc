@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/status_util.h"
+#include "common/thread_name.h"
 
 namespace clusterd::server {
 
@@ -63,12 +64,15 @@ absl::Status ClusterBrain::Start() {
   // The feed subscribes to the registry's pod changes before the registry lists.
   CLUSTERD_RETURN_IF_ERROR(global_rank_tables_.Start());
   CLUSTERD_RETURN_IF_ERROR(jobs_.Start());
-  workers_.emplace_back([this] { jobs_.RunWorker(); });
-  workers_.emplace_back([this] { global_rank_tables_.RunWorker(); });
+  jobs_.controller().Start();
+  global_rank_tables_.controller().Start();
   // The fault centre builds its initial view from the store, then runs its worker and writer.
   CLUSTERD_RETURN_IF_ERROR(faults_.Start());
-  workers_.emplace_back([this] { faults_.RunWorker(); });
-  workers_.emplace_back([this] { faults_.RunWriter(); });
+  faults_.controller().Start();
+  workers_.emplace_back([this] {
+    SetCurrentThreadName("cluster-info");
+    faults_.RunWriter();
+  });
   // Recorded recovery cycles resume (RestoreAll), then the executor's workers start.
   CLUSTERD_RETURN_IF_ERROR(recovery_.Start());
   // Slow-node detection reports into the running fault centre: it starts last.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "server/dashboard.h"
 
 namespace clusterd::server {
@@ -129,7 +130,10 @@ absl::Status GoodputBridge::Restore() {
 
 void GoodputBridge::Start(FaultFeed* feed) {
   if (worker_.joinable()) return;
-  worker_ = std::thread([this, feed] { Run(feed); });
+  worker_ = std::thread([this, feed] {
+    SetCurrentThreadName("goodput");
+    Run(feed);
+  });
 }
 
 void GoodputBridge::Stop() {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "server/grpc_server.h"
 #include "server/request_limits.h"
 
@@ -148,7 +149,10 @@ GrpcListener::GrpcListener(int listen_fd, int epoll_fd, int wake_fd, int port,
 
 void GrpcListener::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor) {
   acceptor_ = std::move(acceptor);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("grpc-accept");
+    Run();
+  });
 }
 
 void GrpcListener::StopAccepting() {

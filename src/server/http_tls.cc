@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 
 namespace clusterd::server {
 namespace {
@@ -168,6 +169,7 @@ bool HttpTls::ReloadIfChanged() {
 void HttpTls::StartReloading() {
   g_active.store(this);
   reloader_ = std::thread([this] {
+    SetCurrentThreadName("tls-reload");
     absl::MutexLock lock(&mu_);
     while (!stop_) {
       auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "server/http_tls.h"
 #include "server/request_limits.h"
 
@@ -428,7 +429,10 @@ int HttpTransport::QueueStream(MHD_Connection* connection, HttpResponse& r) {
   MHD_Result ret = MHD_queue_response(connection, static_cast<unsigned int>(r.status), response);
   MHD_destroy_response(response);
   Stream* s = stream.get();
-  stream->thread = std::thread([s] { s->Run(); });
+  stream->thread = std::thread([s] {
+    SetCurrentThreadName("http-stream");
+    s->Run();
+  });
   return ret;
 }
 

@@ -22,7 +22,6 @@ constexpr char kTickKey[] = "#tick";
 // Keep-alives are due 5 s after each stream opened, so a fine tick spreads them: with 1,000
 // streams a 1 s tick sent about 200 at once, a burst that delayed any signal queued behind it.
 constexpr absl::Duration kTickPeriod = absl::Milliseconds(100);
-constexpr int kTicksPerRunDue = 10;  // the timer safety net: once a second
 
 std::string PodGroupKey(const std::string& ns, const std::string& name) {
   return absl::StrCat(ns, "/", name);
@@ -106,7 +105,8 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
           [this](const std::string& ns, const std::string& pod_group) {
             return members_.PodsOf(ns, pod_group);
           })),
-      queue_("recover_bridge", clock) {}
+      controller_({.name = "recover_bridge", .thread_name = "recover-bridge"}, clock,
+                  [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 RecoveryBridge::~RecoveryBridge() { Stop(); }
 
@@ -131,10 +131,9 @@ absl::Status RecoveryBridge::Start(bool run_threads) {
   watches_.push_back(*std::move(groups));
 
   if (run_threads) {
-    threads_ = true;
     executor_->Start(options_.workers);
-    queue_.AddAfter(kTickKey, kTickPeriod);
-    worker_ = std::thread([this] { WorkerLoop(); });
+    controller_.EnqueueAfter(kTickKey, kTickPeriod);
+    controller_.Start();
   }
   return absl::OkStatus();
 }
@@ -143,9 +142,8 @@ void RecoveryBridge::Stop() {
   if (!started_) return;
   started_ = false;
   watches_.clear();
-  queue_.ShutDown();
-  if (worker_.joinable()) worker_.join();
-  if (threads_) executor_->Stop();
+  controller_.Stop();
+  executor_->Stop();
   sink_.CloseAll();
 }
 
@@ -300,7 +298,7 @@ RecoveryBridge::Answer RecoveryBridge::Register(const std::string& job_id) {
 
 void RecoveryBridge::RepostFaults(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  if (hw_latest_.contains(job_id)) queue_.Add(absl::StrCat("hw/", job_id));
+  if (hw_latest_.contains(job_id)) controller_.Enqueue(absl::StrCat("hw/", job_id));
 }
 
 // ---- inputs ----
@@ -309,7 +307,7 @@ void RecoveryBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
   recovery::HardwareFaultsPublished delivery = HardwareFaultsOf(faults);
   absl::MutexLock lock(&mu_);
   hw_latest_[faults.job_id] = std::move(delivery);
-  queue_.Add(absl::StrCat("hw/", faults.job_id));
+  controller_.Enqueue(absl::StrCat("hw/", faults.job_id));
 }
 
 void RecoveryBridge::OnJobGone(const std::string& job_id) {
@@ -324,7 +322,7 @@ void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
   const std::string ns = store::NamespaceOf(event.object);
   absl::MutexLock lock(&mu_);
   if (jobs_of_pod_group_.contains(PodGroupKey(ns, group))) {
-    queue_.Add(absl::StrCat("pg/", PodGroupKey(ns, group)));
+    controller_.Enqueue(absl::StrCat("pg/", PodGroupKey(ns, group)));
   }
 }
 
@@ -332,20 +330,22 @@ void RecoveryBridge::OnPodGroupEvent(const store::WatchEvent& event) {
   const std::string key =
       PodGroupKey(store::NamespaceOf(event.object), store::NameOf(event.object));
   absl::MutexLock lock(&mu_);
-  if (jobs_of_pod_group_.contains(key)) queue_.Add(absl::StrCat("pg/", key));
+  if (jobs_of_pod_group_.contains(key)) controller_.Enqueue(absl::StrCat("pg/", key));
 }
 
-void RecoveryBridge::Handle(const std::string& key) {
+runtime::Result RecoveryBridge::Reconcile(const std::string& key) {
   if (key == kTickKey) {
     Tick();
-    if (!queue_.ShuttingDown()) queue_.AddAfter(kTickKey, kTickPeriod);
-  } else if (absl::StartsWith(key, "hw/")) {
+    return runtime::Result::RequeueAfter(kTickPeriod);
+  }
+  if (absl::StartsWith(key, "hw/")) {
     HandleFaults(key.substr(3));
   } else if (absl::StartsWith(key, "pg/")) {
     const std::string rest = key.substr(3);
     const size_t slash = rest.find('/');
     if (slash != std::string::npos) HandlePodGroup(rest.substr(0, slash), rest.substr(slash + 1));
   }
+  return runtime::Result::Done();
 }
 
 void RecoveryBridge::HandleFaults(const std::string& job_id) {
@@ -399,30 +399,16 @@ void RecoveryBridge::Tick() {
     channel->Push(SignalToProto(recovery::KeepAliveSignal(job_id, executor_->CurrentUuid(job_id))));
   }
   sink_.ExpireOmWaiters(now);
-  // Safety net for the executor's timer wake-ups: a job whose due timer was not woken (its
-  // wake-up was coalesced with an earlier one) fires within a second. Stale TimerFired events
-  // are ignored by the machine, so a timer that also fired on its own costs nothing.
-  if (threads_ && ++ticks_ % kTicksPerRunDue == 0) executor_->RunDue();
 }
 
-void RecoveryBridge::WorkerLoop() {
-  while (absl::optional<std::string> key = queue_.Get()) {
-    Handle(*key);
-    queue_.Done(*key);
+size_t RecoveryBridge::RunUntilIdleForTest() {
+  size_t total = 0;
+  for (;;) {
+    const size_t round =
+        controller_.RunUntilIdleForTest() + executor_->controller().RunUntilIdleForTest();
+    if (round == 0) return total;
+    total += round;
   }
-}
-
-size_t RecoveryBridge::ProcessPendingForTest() {
-  queue_.PromoteDue();
-  size_t handled = 0;
-  while (queue_.Len() > 0) {
-    absl::optional<std::string> key = queue_.Get();
-    if (!key.has_value()) break;
-    if (*key != kTickKey) Handle(*key);
-    queue_.Done(*key);
-    ++handled;
-  }
-  return handled + executor_->RunPending();
 }
 
 // ---- queries ----

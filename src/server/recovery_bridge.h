@@ -6,7 +6,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -17,11 +16,11 @@
 #include "cluster/fault_job_faults.h"
 #include "cluster/job_registry.h"
 #include "common/clock.h"
-#include "common/work_queue.h"
 #include "nlohmann/json.hpp"
 #include "recovery/executor.h"
 #include "recovery/om_request.h"
 #include "recovery/pod_group_members.h"
+#include "runtime/controller.h"
 #include "server/recovery_sink.h"
 #include "store/object_store.h"
 
@@ -33,10 +32,10 @@ namespace clusterd::server {
 // watches (pod / PodGroup changes -> RefreshView, PodGroup deletion -> JobDeleted), sends the
 // 5 s keep-alives, and forwards the controller's fault-centre commands (FaultCentrePort).
 //
-// Watch handlers and fault deliveries only record the newest input and add a key to a keyed
-// WorkQueue; one worker thread re-reads and posts (keys `pg/<ns>/<name>`, `hw/<job>`, and
-// `#tick`, the 100 ms timer of keep-alives and OM waiters, with a RunDue() safety net for
-// timers every tenth tick).
+// Watch handlers and fault deliveries only record the newest input and enqueue a key on the
+// bridge's controller (runtime/controller.h); its one worker re-reads and posts (keys
+// `pg/<ns>/<name>`, `hw/<job>`, and `#tick`, the 100 ms timer of keep-alives and OM waiters,
+// which asks to be woken again with RequeueAfter). The executor's jobs wake themselves.
 class RecoveryBridge final : public cluster::JobFaultSink {
  public:
   struct Options {
@@ -62,7 +61,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   RecoveryBridge& operator=(const RecoveryBridge&) = delete;
 
   // Resumes recorded cycles (RestoreAll), starts the watches, the executor's workers and the
-  // bridge's worker. `run_threads` false: nothing runs by itself (tests drive RunPending).
+  // bridge's worker. `run_threads` false: nothing runs by itself (tests drive
+  // RunUntilIdleForTest).
   absl::Status Start(bool run_threads = true);
   void Stop();
 
@@ -96,8 +96,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   void OnPodEvent(const store::WatchEvent& event);
   void OnPodGroupEvent(const store::WatchEvent& event);
 
-  // Tests: handles every queued watch / fault / tick key now, then runs the executor.
-  size_t ProcessPendingForTest();
+  // Tests: pumps the bridge's and the executor's controllers until both are idle; returns how
+  // many reconciles ran.
+  size_t RunUntilIdleForTest();
   // Tests: what one tick does (keep-alives, OM waiter expiry).
   void TickForTest() { Tick(); }
 
@@ -112,11 +113,10 @@ class RecoveryBridge final : public cluster::JobFaultSink {
       const std::string& job_id) const;
   void Remember(const recovery::JobIdentity& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoadRecordedIdentities();
-  void Handle(const std::string& key);
+  runtime::Result Reconcile(const std::string& key);
   void HandlePodGroup(const std::string& ns, const std::string& name);
   void HandleFaults(const std::string& job_id);
   void Tick();
-  void WorkerLoop();
   std::optional<recovery::JobIdentity> IdentityOf(const std::string& job_id) const;
   // The job's replicas as the job registry knows them (0 when unknown).
   int64_t ReplicasOf(const std::string& job_id) const;
@@ -132,7 +132,6 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   std::unique_ptr<FaultPort> fault_port_;
   recovery::PodGroupMembers members_;  // before executor_, which reads views through it
   std::unique_ptr<recovery::RecoveryExecutor> executor_;
-  WorkQueue queue_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, InitRecord> inited_ ABSL_GUARDED_BY(mu_);
@@ -143,10 +142,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   std::map<std::string, recovery::HardwareFaultsPublished> hw_latest_ ABSL_GUARDED_BY(mu_);
 
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
-  std::thread worker_;
   bool started_ = false;
-  bool threads_ = false;
-  uint64_t ticks_ = 0;  // the worker's (Tick)
+  // Last: its worker calls Reconcile, which uses everything above.
+  runtime::Controller controller_;
 };
 
 }  // namespace clusterd::server

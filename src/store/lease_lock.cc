@@ -4,6 +4,7 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "store/strings.h"
 
 namespace clusterd::store {
@@ -176,7 +177,10 @@ bool LeaderElector::WaitForLeadership(absl::Duration timeout) {
 void LeaderElector::Start() {
   // A waiting replica exports 0 from the start, so a dashboard sees every replica.
   LeaderGauge(Cat(options_.ns, "/", options_.name)).Set(0);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("leader-elect");
+    Run();
+  });
 }
 
 void LeaderElector::Run() {

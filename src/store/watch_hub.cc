@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
 
@@ -47,7 +48,10 @@ class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
 
   void Start() {
     absl::MutexLock lock(&join_mu_);
-    thread_ = std::thread([self = shared_from_this()] { self->Run(); });
+    thread_ = std::thread([self = shared_from_this()] {
+      SetCurrentThreadName("store-watch");
+      self->Run();
+    });
   }
 
   // After Stop() returns the handler is not called again. Called from the watch's own

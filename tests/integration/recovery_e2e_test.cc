@@ -212,7 +212,7 @@ TEST_F(RecoveryE2eTest, ExitAfterTheScheduleWatcherRanStillRestartsAllProcesses)
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->changestrategy(), "exit");
   // The schedule watcher's checks and the ListenSchedule deadline are timers of one job; each
-  // must fire (the executor re-arms the next one after every step).
+  // must fire (each reconcile of the job asks to be woken at its next one: RequeueAfter).
   EXPECT_TRUE(Eventually([&] { return ResetJson().value("RetryTime", 0) == 1; }, absl::Seconds(45)))
       << "controller: "
       << Get(absl::StrCat("/api/clusterd/v1/recovery/", kJob)).value_or(Json()).dump();

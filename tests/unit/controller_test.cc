@@ -22,12 +22,13 @@ class ControllerTest : public ::testing::Test {
 
 TEST_F(ControllerTest, AddsOfOneKeyWaitingAreReconciledOnce) {
   std::vector<std::string> seen;
-  Controller controller({.name = "t"}, clock_,
-                        [&](const std::string& key, int) {
-                          seen.push_back(key);
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t"}, clock_,
+      [&](const std::string& key, int) {
+        seen.push_back(key);
+        return Result::Done();
+      },
+      metrics_);
   controller.Enqueue("a");
   controller.Enqueue("a");
   controller.Enqueue("b");
@@ -38,13 +39,13 @@ TEST_F(ControllerTest, AddsOfOneKeyWaitingAreReconciledOnce) {
 
 TEST_F(ControllerTest, RequeueAfterWakesTheKeyOnlyWhenTheClockReachesIt) {
   int calls = 0;
-  Controller controller({.name = "t"}, clock_,
-                        [&](const std::string&, int) {
-                          ++calls;
-                          return calls < 3 ? Result::RequeueAfter(absl::Seconds(10))
-                                           : Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t"}, clock_,
+      [&](const std::string&, int) {
+        ++calls;
+        return calls < 3 ? Result::RequeueAfter(absl::Seconds(10)) : Result::Done();
+      },
+      metrics_);
   controller.Enqueue("k");
   EXPECT_EQ(controller.RunUntilIdleForTest(), 1u);
   EXPECT_EQ(controller.Parked(), 1u);
@@ -62,16 +63,15 @@ TEST_F(ControllerTest, RequeueAfterWakesTheKeyOnlyWhenTheClockReachesIt) {
 
 TEST_F(ControllerTest, AFailedReconcileIsRetriedWithGrowingBackOffAndSeesItsRetries) {
   std::vector<int> retries_seen;
-  Controller controller({.name = "t",
-                         .base_retry_delay = absl::Seconds(2),
-                         .max_retry_delay = absl::Seconds(16)},
-                        clock_,
-                        [&](const std::string&, int retries) {
-                          retries_seen.push_back(retries);
-                          if (retries < 3) return Result::Retry(absl::UnavailableError("down"));
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t", .base_retry_delay = absl::Seconds(2), .max_retry_delay = absl::Seconds(16)},
+      clock_,
+      [&](const std::string&, int retries) {
+        retries_seen.push_back(retries);
+        if (retries < 3) return Result::Retry(absl::UnavailableError("down"));
+        return Result::Done();
+      },
+      metrics_);
   controller.Enqueue("k");
   EXPECT_EQ(controller.RunUntilIdleForTest(), 1u);
   // Back-off 2 s, then 4 s, then 8 s.
@@ -91,15 +91,16 @@ TEST_F(ControllerTest, AFailedReconcileIsRetriedWithGrowingBackOffAndSeesItsRetr
 TEST_F(ControllerTest, ASuccessAfterFailuresResetsTheBackOffBeforeItsRequeue) {
   int calls = 0;
   std::vector<int> retries_seen;
-  Controller controller({.name = "t", .base_retry_delay = absl::Seconds(1)}, clock_,
-                        [&](const std::string&, int retries) {
-                          retries_seen.push_back(retries);
-                          ++calls;
-                          if (calls == 1) return Result::Retry(absl::InternalError("x"));
-                          if (calls == 2) return Result::RequeueAfter(absl::Seconds(5));
-                          return Result::Retry(absl::InternalError("y"));
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t", .base_retry_delay = absl::Seconds(1)}, clock_,
+      [&](const std::string&, int retries) {
+        retries_seen.push_back(retries);
+        ++calls;
+        if (calls == 1) return Result::Retry(absl::InternalError("x"));
+        if (calls == 2) return Result::RequeueAfter(absl::Seconds(5));
+        return Result::Retry(absl::InternalError("y"));
+      },
+      metrics_);
   controller.Enqueue("k");
   controller.RunUntilIdleForTest();
   clock_.Advance(absl::Seconds(1));
@@ -112,12 +113,13 @@ TEST_F(ControllerTest, ASuccessAfterFailuresResetsTheBackOffBeforeItsRequeue) {
 TEST_F(ControllerTest, AKeyEnqueuedDuringItsReconcileIsReconciledAgain) {
   int calls = 0;
   Controller* self = nullptr;
-  Controller controller({.name = "t"}, clock_,
-                        [&](const std::string& key, int) {
-                          if (++calls == 1) self->Enqueue(key);
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t"}, clock_,
+      [&](const std::string& key, int) {
+        if (++calls == 1) self->Enqueue(key);
+        return Result::Done();
+      },
+      metrics_);
   self = &controller;
   controller.Enqueue("k");
   EXPECT_EQ(controller.RunUntilIdleForTest(), 2u);
@@ -126,15 +128,16 @@ TEST_F(ControllerTest, AKeyEnqueuedDuringItsReconcileIsReconciledAgain) {
 
 TEST_F(ControllerTest, AZeroRequeueComesBackAtOnceAfterTheKeysWaiting) {
   std::vector<std::string> seen;
-  Controller controller({.name = "t"}, clock_,
-                        [&](const std::string& key, int) {
-                          seen.push_back(key);
-                          if (key == "a" && seen.size() == 1) {
-                            return Result::RequeueAfter(absl::ZeroDuration());
-                          }
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t"}, clock_,
+      [&](const std::string& key, int) {
+        seen.push_back(key);
+        if (key == "a" && seen.size() == 1) {
+          return Result::RequeueAfter(absl::ZeroDuration());
+        }
+        return Result::Done();
+      },
+      metrics_);
   controller.Enqueue("a");
   controller.Enqueue("b");
   EXPECT_EQ(controller.RunUntilIdleForTest(), 3u);
@@ -143,12 +146,13 @@ TEST_F(ControllerTest, AZeroRequeueComesBackAtOnceAfterTheKeysWaiting) {
 
 TEST_F(ControllerTest, EnqueueAfterKeepsTheEarlierTime) {
   int calls = 0;
-  Controller controller({.name = "t"}, clock_,
-                        [&](const std::string&, int) {
-                          ++calls;
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "t"}, clock_,
+      [&](const std::string&, int) {
+        ++calls;
+        return Result::Done();
+      },
+      metrics_);
   controller.EnqueueAfter("k", absl::Seconds(5));
   controller.EnqueueAfter("k", absl::Seconds(2));
   controller.EnqueueAfter("k", absl::Seconds(9));
@@ -161,32 +165,35 @@ TEST_F(ControllerTest, EnqueueAfterKeepsTheEarlierTime) {
 
 TEST_F(ControllerTest, CountsReconcilesByResult) {
   int calls = 0;
-  Controller controller({.name = "counted"}, clock_,
-                        [&](const std::string&, int) {
-                          switch (calls++) {
-                            case 0:
-                              return Result::Retry(absl::InternalError("x"));
-                            case 1:
-                              return Result::RequeueAfter(absl::Seconds(1));
-                            default:
-                              return Result::Done();
-                          }
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "counted"}, clock_,
+      [&](const std::string&, int) {
+        switch (calls++) {
+          case 0:
+            return Result::Retry(absl::InternalError("x"));
+          case 1:
+            return Result::RequeueAfter(absl::Seconds(1));
+          default:
+            return Result::Done();
+        }
+      },
+      metrics_);
   controller.Enqueue("k");
   for (int i = 0; i < 3; ++i) {
     controller.RunUntilIdleForTest();
     clock_.Advance(absl::Seconds(1));
   }
   const std::string text = metrics_.RenderPrometheus();
-  EXPECT_NE(text.find(R"(clusterd_controller_reconciles_total{controller="counted",result="error"} 1)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(R"(clusterd_controller_reconciles_total{controller="counted",result="error"} 1)"),
+      std::string::npos)
       << text;
   EXPECT_NE(
       text.find(R"(clusterd_controller_reconciles_total{controller="counted",result="requeue"} 1)"),
       std::string::npos);
-  EXPECT_NE(text.find(R"(clusterd_controller_reconciles_total{controller="counted",result="ok"} 1)"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(R"(clusterd_controller_reconciles_total{controller="counted",result="ok"} 1)"),
+      std::string::npos);
   EXPECT_NE(text.find(R"(clusterd_controller_reconcile_seconds_count{controller="counted"} 3)"),
             std::string::npos);
 }
@@ -195,12 +202,13 @@ TEST_F(ControllerTest, StartedWorkersReconcileByThemselvesAndStopJoinsThem) {
   RealClock real;
   std::atomic<int> calls{0};
   absl::Notification two;
-  Controller controller({.name = "threads", .workers = 2}, real,
-                        [&](const std::string&, int) {
-                          if (++calls == 2) two.Notify();
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "threads", .workers = 2}, real,
+      [&](const std::string&, int) {
+        if (++calls == 2) two.Notify();
+        return Result::Done();
+      },
+      metrics_);
   controller.Start();
   controller.Start();  // a second Start adds no workers
   EXPECT_TRUE(controller.started());
@@ -218,13 +226,14 @@ TEST_F(ControllerTest, StartedWorkersWakeForARequeueOnTheRealClock) {
   RealClock real;
   std::atomic<int> calls{0};
   absl::Notification again;
-  Controller controller({.name = "timer"}, real,
-                        [&](const std::string&, int) {
-                          if (++calls == 1) return Result::RequeueAfter(absl::Milliseconds(20));
-                          again.Notify();
-                          return Result::Done();
-                        },
-                        metrics_);
+  Controller controller(
+      {.name = "timer"}, real,
+      [&](const std::string&, int) {
+        if (++calls == 1) return Result::RequeueAfter(absl::Milliseconds(20));
+        again.Notify();
+        return Result::Done();
+      },
+      metrics_);
   controller.Start();
   controller.Enqueue("k");
   again.WaitForNotification();
@@ -265,12 +274,13 @@ namespace {
 
 TEST_F(ControllerTest, TypedKeysArriveAsTheyWereEnqueued) {
   std::vector<WorkKey> seen;
-  TypedController<WorkKey> controller({.name = "typed"}, clock_,
-                                      [&](const WorkKey& key, int) {
-                                        seen.push_back(key);
-                                        return Result::Done();
-                                      },
-                                      metrics_);
+  TypedController<WorkKey> controller(
+      {.name = "typed"}, clock_,
+      [&](const WorkKey& key, int) {
+        seen.push_back(key);
+        return Result::Done();
+      },
+      metrics_);
   controller.Enqueue(NodeKey{"node-1"});
   controller.Enqueue(JobKey{7});
   controller.Enqueue(NodeKey{"node-1"});

@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
 
@@ -297,7 +298,10 @@ absl::Status DirStore::Init() {
     ScanAll(&keys);
     Sync(keys, /*loading=*/true);
   }
-  watch_thread_ = std::thread([this] { WatchLoop(); });
+  watch_thread_ = std::thread([this] {
+    SetCurrentThreadName("dir-inotify");
+    WatchLoop();
+  });
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
 
@@ -47,7 +48,10 @@ KubeStore::KubeStore(Options options) : options_(std::move(options)) {
   client.clock = options_.clock;
   client.user_agent = Cat("clusterd/", CLUSTERD_STORE_VERSION);
   client_ = std::make_unique<ApiClient>(std::move(client));
-  writer_ = std::thread([this] { WriterLoop(); });
+  writer_ = std::thread([this] {
+    SetCurrentThreadName("kube-writer");
+    WriterLoop();
+  });
 }
 
 KubeStore::~KubeStore() {

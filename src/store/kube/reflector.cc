@@ -7,6 +7,7 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
 
@@ -88,7 +89,10 @@ Reflector::Reflector(Options options)
 Reflector::~Reflector() { Stop(); }
 
 void Reflector::Start() {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("kube-reflector");
+    Run();
+  });
 }
 
 void Reflector::Stop() {

@@ -45,7 +45,7 @@ class DataTraceTest : public ::testing::Test {
       p.data_trace_mount = mounted;
       registry_.OnPodEvent(WatchEvent{WatchEventType::kAdded, PodObject(p)});
     }
-    registry_.ProcessReady();
+    registry_.controller().RunUntilIdleForTest();
   }
 
   absl::StatusOr<store::Object> TraceConfigMap() {
@@ -102,7 +102,7 @@ TEST_F(DataTraceTest, AnUnknownOrNotRunningJobCannotBeNotified) {
   EXPECT_EQ(r.code, 500);
   EXPECT_TRUE(notified_.empty());
   registry_.OnPodGroupEvent(WatchEvent{WatchEventType::kAdded, PodGroupObject({})});
-  registry_.ProcessReady();  // pending, no pods
+  registry_.controller().RunUntilIdleForTest();  // pending, no pods
   r = switches_.Modify("default/pt-2x8", kSwitch);
   EXPECT_EQ(r.code, 500);
   EXPECT_TRUE(notified_.empty());

@@ -1,6 +1,6 @@
 // The fault centre over a memory store with a manual clock: ConfigMaps in, cluster-info shards,
 // statistic-fault-info, manual separation and job fault snapshots out. Store events are fed
-// through Observe and keys processed on the test thread (ProcessReady), so nothing sleeps.
+// through Observe and keys processed on the test thread (controller().RunUntilIdleForTest()), so nothing sleeps.
 #include "cluster/fault_centre.h"
 
 #include <stdlib.h>
@@ -86,7 +86,7 @@ class FaultCentreTest : public ::testing::Test {
   }
   void Advance(absl::Duration d) {
     clock_.Advance(d);
-    centre_->ProcessReady();
+    centre_->controller().RunUntilIdleForTest();
   }
   std::string Cm(const std::string& ns, const std::string& name, const std::string& key) {
     auto cm = store_.Get({"configmaps", ns, name});
@@ -138,7 +138,7 @@ TEST_F(FaultCentreTest, AFaultOnOneNodeRewritesOnlyItsShard) {
   ASSERT_FALSE(where.empty());
   EXPECT_NE(ClusterInfo("cluster-info-device-2"), "<missing>");  // several shards
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-7")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   EXPECT_EQ(centre_->FlushWrites(), 1u);
   EXPECT_EQ(centre_->ShardOfNode("node-7"), where);  // stable placement
   EXPECT_NE(ClusterInfo(where).find("80E01801"), std::string::npos);
@@ -154,7 +154,7 @@ TEST_F(FaultCentreTest, TamperedUpdateKeepsTheLastGoodStateAndIsCounted) {
   cfg.replace(cfg.find("Ascend910-0"), 11, "Ascend910-9");
   tampered["data"]["DeviceInfoCfg"] = cfg;
   Put("configmaps", tampered);
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_EQ(ClusterInfo("cluster-info-device-0"), before);
   EXPECT_EQ(Rejected("device-info", "checkcode"), rejected + 1);
@@ -162,7 +162,7 @@ TEST_F(FaultCentreTest, TamperedUpdateKeepsTheLastGoodStateAndIsCounted) {
   NodeSpec other;
   other.node = "node-2";
   Put("configmaps", DeviceInfoConfigMap(other));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_NE(ClusterInfo("cluster-info-device-0").find("node-2"), std::string::npos);
 }
@@ -172,7 +172,7 @@ TEST_F(FaultCentreTest, DeletedDeviceInfoEmptiesItsShardWhichStays) {
   Put("configmaps", cm);
   StartCentre();
   Remove("configmaps", cm);
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_EQ(ClusterInfo("cluster-info-device-0"), "");
 }
@@ -183,7 +183,7 @@ TEST_F(FaultCentreTest, NodeInfoIsPublishedInClusterInfoNodeCm) {
   info.fault_dev_list = {model::FaultDev{"PSU", 1, {"2C000031"}, "SeparateFault"}};
   info.node_status = "UnHealthy";
   Put("configmaps", testing::NodeInfoConfigMap("node-2", info));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_EQ(
       ClusterInfo("cluster-info-node-cm"),
@@ -215,7 +215,7 @@ TEST_F(FaultCentreTest, PublicFaultIsMergedCountedAndRecovered) {
   StartCentre();
   PublicFaultVerdict v = centre_->SendPublicFault(Pub("occur"));
   EXPECT_EQ(v.code, 0);
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   const std::string shard = ClusterInfo("cluster-info-device-0");
   EXPECT_NE(shard.find(R"(\"fault_type\":\"PublicFault\",\"npu_name\":\"Ascend910-0\")"),
@@ -265,14 +265,14 @@ TEST_F(FaultCentreTest, PublicFaultConfigMapIsAppliedAndMalformedOnesCounted) {
       R"({"id":"a1b2c3d4-0001","timestamp":1741056920000,"version":"1.0","resource":"CCAE","faults":[{"faultId":"fault-0001","faultType":"NPU","faultCode":"220001001","faultTime":1741056919000,"assertion":"occur","influence":[{"nodeName":"node-1","deviceIds":[2]}]}]})";
   Put("configmaps", testing::ConfigMapObject("default", "my-faults", {{"PublicFault", request}},
                                              {{"mc-consumer-publicfault", "true"}}));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_NE(ClusterInfo("cluster-info-device-0").find(R"(\"npu_name\":\"Ascend910-2\")"),
             std::string::npos);
   const uint64_t malformed = Rejected("public-fault", "malformed");
   Put("configmaps", testing::ConfigMapObject("default", "bad-faults", {{"PublicFault", "{"}},
                                              {{"mc-consumer-publicfault", "true"}}));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   EXPECT_EQ(Rejected("public-fault", "malformed"), malformed + 1);
 }
 
@@ -282,7 +282,7 @@ TEST_F(FaultCentreTest, PublicFaultsSurviveARestartThroughStatisticFaultInfo) {
   Put("configmaps", DeviceInfoConfigMap(s));
   StartCentre();
   centre_->SendPublicFault(Pub("occur"));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->Stop();
   centre_.reset();
   StartCentre();
@@ -303,7 +303,7 @@ class FaultCentreJobTest : public FaultCentreTest {
     Put("pods", PodObject(ExamplePod(0)));
     Put("pods", PodObject(ExamplePod(1)));
     ASSERT_TRUE(registry_->Start().ok());
-    registry_->ProcessReady();
+    registry_->controller().RunUntilIdleForTest();
     auto job = registry_->FindJob(kJobUid);
     ASSERT_TRUE(job.has_value());
     ASSERT_EQ(job->previous_servers.size(), 2u);
@@ -321,7 +321,7 @@ TEST_F(FaultCentreJobTest, AJobNpuFaultReachesTheSinkAndItsRecoveryClearsIt) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   EXPECT_TRUE(sink_.got.empty());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.got.size(), 1u);
   const JobFaultRanks& f = sink_.got[0];
   EXPECT_EQ(f.job_id, cluster::testing::kJobUid);
@@ -334,12 +334,12 @@ TEST_F(FaultCentreJobTest, AJobNpuFaultReachesTheSinkAndItsRecoveryClearsIt) {
   EXPECT_EQ(f.health, "UnHealthy");
   // The same content again: no new snapshot.
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   EXPECT_EQ(sink_.got.size(), 1u);
   NodeSpec healthy;
   healthy.node = "node-b";
   Put("configmaps", DeviceInfoConfigMap(healthy));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.got.size(), 2u);
   EXPECT_TRUE(sink_.got[1].ranks.empty());
   EXPECT_EQ(sink_.got[1].health, "Healthy");
@@ -351,7 +351,7 @@ TEST_F(FaultCentreJobTest, FaultRowsFilterByNodeAndJob) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-z")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   auto rows = centre_->FaultRows("", "pt-2x8");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].node, "node-b");
@@ -372,7 +372,7 @@ class FaultCentreFilteredJobTest : public FaultCentreJobTest {
 TEST_F(FaultCentreFilteredJobTest, CustomFilterHidesTheFaultUntilItsTimeRunsOut) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_EQ(ClusterInfo("cluster-info-device-0").find("80E01801"), std::string::npos);
   // The Fault service still sees it (filtered list); the recovery plane does not.
@@ -402,10 +402,10 @@ class FaultCentreRetryJobTest : public FaultCentreJobTest {
 TEST_F(FaultCentreRetryJobTest, BusinessRetryReportBecomesAStepRetryRank) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b", "Ascend910-3", "RestartBusiness")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(sink_.got.empty());  // UCE hidden while retry is plausible (fault 1 s old)
   centre_->ReportBusinessRetry(cluster::testing::kJobUid, 11, 0);
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.got.size(), 1u);
   ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
   EXPECT_TRUE(sink_.got[0].ranks[0].do_step_retry);
@@ -437,7 +437,7 @@ NodeSpec UceWithAicFault(const std::string& fault_code) {
 void FaultCentreRetryJobTest::ExpectUceRetryAndAccompany(const std::string& fault_code) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(UceWithAicFault(fault_code)));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   // The UCE is hidden while a step retry is plausible (10 s from its time); the AIC fault is held
   // back as its accompanying fault.
   EXPECT_TRUE(sink_.got.empty());
@@ -565,9 +565,9 @@ TEST_F(FaultCentreJobTest, AManualSeparationPolicyWrittenLaterTakesEffectWhenWri
           "cluster-system", "clusterd-config-cm",
           {{"manually_separate_policy.conf",
             "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   Advance(absl::Seconds(30));  // triage window, far less than the poll
   centre_->FlushWrites();
   EXPECT_NE(ClusterInfo("cluster-info-device-0").find("ManuallySeparateNPU"), std::string::npos);
@@ -581,7 +581,7 @@ TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
             "enabled: true\nseparate:\n  fault_window_hours: 24\n  fault_threshold: 1\n"}}));
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
-  centre_->ProcessReady();
+  centre_->controller().RunUntilIdleForTest();
   Advance(absl::Seconds(30));  // triage window
   centre_->FlushWrites();
   EXPECT_NE(ClusterInfo("cluster-info-device-0").find("ManuallySeparateNPU"), std::string::npos);

@@ -1,6 +1,6 @@
 // The job registry over a memory store with a manual clock (jobs-ranktable-diagnosis.md §1.6,
 // §1.7, §3.2-§3.5). Events are fed through the intake methods the watch handlers call, and
-// reconciles run on the test thread (ProcessReady), so nothing sleeps.
+// reconciles run on the test thread (controller().RunUntilIdleForTest()), so nothing sleeps.
 #include "cluster/job_registry.h"
 
 #include <atomic>
@@ -103,12 +103,12 @@ class JobRegistryTest : public ::testing::Test {
   void RunExampleJob() {
     AddExampleNodes();
     AddPodGroup();
-    registry_->ProcessReady();
+    registry_->controller().RunUntilIdleForTest();
     PodSpec a = ExamplePod(0), b = ExamplePod(1);
     a.master_addr_env = b.master_addr_env = "192.168.0.11";
     PutPod(a, WatchEventType::kAdded);
     PutPod(b, WatchEventType::kAdded);
-    registry_->ProcessReady();
+    registry_->controller().RunUntilIdleForTest();
   }
 
   std::vector<JobSummarySignal> TakeSignals() {
@@ -131,7 +131,7 @@ class JobRegistryTest : public ::testing::Test {
 
 TEST_F(JobRegistryTest, PodGroupAddCreatesAPendingRecordAnInitConfigMapAndASignal) {
   AddPodGroup();
-  EXPECT_EQ(registry_->ProcessReady(), 1u);
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 1u);
   auto job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->name, "pt-2x8");
@@ -182,7 +182,7 @@ TEST_F(JobRegistryTest, EventsOfOneJobAreCoalescedIntoOneReconcile) {
     PutPod(ExamplePod(0));
     PutPod(ExamplePod(1));
   }
-  EXPECT_EQ(registry_->ProcessReady(), 1u);
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 1u);
   std::vector<JobSummarySignal> signals = TakeSignals();
   ASSERT_EQ(signals.size(), 1u);  // straight to running: no record existed yet
   EXPECT_EQ(signals[0].job_status, "running");
@@ -192,10 +192,10 @@ TEST_F(JobRegistryTest, ReschedulingGoesRunningFailedRunning) {
   RunExampleJob();
   TakeSignals();
   DeletePod(ExamplePod(1));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kFailed);
   PutPod(ExamplePod(1), WatchEventType::kAdded);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kRunning);
   std::vector<JobSummarySignal> signals = TakeSignals();
   ASSERT_EQ(signals.size(), 2u);
@@ -211,7 +211,7 @@ TEST_F(JobRegistryTest, UnchangedStatusWritesAndEmitsNothing) {
   PodSpec a = ExamplePod(0);
   a.extra_annotations = {{"unrelated", "change"}};
   PutPod(a);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(TakeSignals().empty());
   EXPECT_EQ(store::ResourceVersionOf(*ConfigMap("job-summary-pt-2x8")),
             store::ResourceVersionOf(*before));
@@ -223,7 +223,7 @@ TEST_F(JobRegistryTest, DeletionPreDeletesAndRemovesTheConfigMapsAfterTheGrace) 
   DeletePod(ExamplePod(0));
   DeletePod(ExamplePod(1));
   DeletePodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   std::vector<JobSummarySignal> signals = TakeSignals();
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].op, "delete");
@@ -236,10 +236,10 @@ TEST_F(JobRegistryTest, DeletionPreDeletesAndRemovesTheConfigMapsAfterTheGrace) 
   EXPECT_TRUE(registry_->FindJob(kJobUid)->pre_deleted);
 
   clock_.Advance(absl::Seconds(59));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
   clock_.Advance(absl::Seconds(1));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(absl::IsNotFound(ConfigMap("job-summary-pt-2x8").status()));
   EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
   EXPECT_TRUE(TakeSignals().empty());  // final deletion has no signal
@@ -251,43 +251,43 @@ TEST_F(JobRegistryTest, CompletedJobStaysCompleteWhenPreDeleted) {
   a.phase = b.phase = "Succeeded";
   PutPod(a);
   PutPod(b);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kComplete);
   DeletePod(a);
   DeletePod(b);
   DeletePodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kComplete);
   EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["job_status"], "complete");
 }
 
 TEST_F(JobRegistryTest, PodGroupBackBeforeTheGraceRevivesTheJob) {
   AddPodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   DeletePodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(registry_->FindJob(kJobUid)->pre_deleted);
   AddPodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   auto job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_FALSE(job->pre_deleted);
   clock_.Advance(absl::Minutes(2));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(registry_->FindJob(kJobUid).has_value());
   EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
 }
 
 TEST_F(JobRegistryTest, ANewJobWithTheSameNameDropsThePreDeletedRecord) {
   AddPodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   DeletePodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   PodGroupSpec second;
   second.uid = "pg-uid-2";
   second.owner_uid = "second-job-uid";
   AddPodGroup(second);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
   EXPECT_TRUE(registry_->FindJob("second-job-uid").has_value());
   EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["job_id"], "second-job-uid");
@@ -299,7 +299,7 @@ TEST_F(JobRegistryTest, HourlyConsistencyRecheckRequeuesEveryJob) {
   TakeSignals();
   clock_.Advance(absl::Hours(1));
   // The consistency key, then the job it queued.
-  EXPECT_EQ(registry_->ProcessReady(), 2u);
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 2u);
   EXPECT_TRUE(TakeSignals().empty());  // state unchanged: nothing rewritten
   registry_->Stop();
 }
@@ -313,7 +313,7 @@ TEST_F(JobRegistryTest, PodsWithoutControllerOwnerAreRejectedAndCounted) {
   not_controller.owner_controller = false;
   PutPod(not_controller, WatchEventType::kAdded);
   EXPECT_EQ(Rejected("pod_without_owner"), before + 2);
-  EXPECT_EQ(registry_->ProcessReady(), 0u);
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 0u);
   EXPECT_TRUE(registry_->Jobs().empty());
 }
 
@@ -323,17 +323,17 @@ TEST_F(JobRegistryTest, PodGroupWithoutOwnerDefinesNoJob) {
   spec.owner_uid = "";
   AddPodGroup(spec);
   EXPECT_EQ(Rejected("podgroup_without_owner"), before + 1);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(registry_->Jobs().empty());
 }
 
 TEST_F(JobRegistryTest, PodsWhoseOwnerHasNoPodGroupMakeNoJob) {
   PutPod(ExamplePod(0), WatchEventType::kAdded);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(registry_->Jobs().empty());
   EXPECT_EQ(registry_->PodsOfJob(kJobUid).size(), 1u);
   AddPodGroup();  // the PodGroup shows up late
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->Jobs().size(), 1u);
 }
 
@@ -359,7 +359,7 @@ TEST_F(JobRegistryTest, BadRankIndicesKeepTheJobInitializingAndLeaveOtherJobsAlo
   c.owner_name = "other";
   PutPod(c, WatchEventType::kAdded);
   const uint64_t before = Rejected("duplicate_rank_index");
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(Rejected("duplicate_rank_index"), before + 1);
   auto cm = ConfigMap("job-summary-pt-2x8");
   ASSERT_TRUE(cm.ok());
@@ -380,7 +380,7 @@ TEST_F(JobRegistryTest, MalformedAllocationIsCountedAndTheJobKeepsGoing) {
   PutPod(a, WatchEventType::kAdded);
   PutPod(b, WatchEventType::kAdded);
   const uint64_t before = Rejected("malformed_allocation");
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(Rejected("malformed_allocation"), before + 1);
   EXPECT_EQ(registry_->FindJob(kJobUid)->rank_table.status, "initializing");
 }
@@ -388,12 +388,12 @@ TEST_F(JobRegistryTest, MalformedAllocationIsCountedAndTheJobKeepsGoing) {
 TEST_F(JobRegistryTest, FailedWritesAreRetriedAndTheSignalWaitsForThem) {
   flaky_.fail_writes = true;
   AddPodGroup();
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(TakeSignals().empty());
   EXPECT_FALSE(registry_->FindJob(kJobUid).has_value());
   flaky_.fail_writes = false;
   clock_.Advance(absl::Seconds(1));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(TakeSignals().size(), 1u);
   EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
 }
@@ -411,10 +411,10 @@ TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
     pg.owner_name = absl::StrCat("job-", i);
     AddPodGroup(pg);
   }
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->Jobs().size(), 20u);
   clock_.Advance(absl::Seconds(1));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->Jobs().size(), 25u);
 }
 
@@ -425,7 +425,7 @@ TEST_F(JobRegistryTest, SoftSharePodGroupsAndPodsAreIgnored) {
   PodSpec a = ExamplePod(0);
   a.extra_annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
   PutPod(a, WatchEventType::kAdded);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(registry_->Jobs().empty());
   EXPECT_TRUE(registry_->PodsOfJob(kJobUid).empty());
 }
@@ -440,10 +440,10 @@ TEST_F(JobRegistryTest, HotSwitchBackupTakesOverOnceTheSourcePodIsGone) {
   backup.host_ip = "192.168.0.13";
   backup.extra_annotations = {{"podType", "backup"}, {"backupSourcePodName", "pt-2x8-worker-0"}};
   PutPod(backup, WatchEventType::kAdded);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(TakeSignals().empty());  // source still there: nothing changes
   DeletePod(ExamplePod(1));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   std::vector<JobSummarySignal> signals = TakeSignals();
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].job_status, "running");
@@ -460,7 +460,7 @@ TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
   ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(0))).ok());
   ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(1))).ok());
   ASSERT_TRUE(registry_->Start().ok());
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   auto job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->status, JobStatus::kRunning);
@@ -471,7 +471,7 @@ TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
   MakeRegistry();
   TakeSignals();
   ASSERT_TRUE(registry_->Start().ok());
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->status, JobStatus::kRunning);
@@ -489,13 +489,13 @@ TEST_F(JobRegistryTest, RestartExpiresTheSummaryOfAJobThatVanishedMeanwhile) {
   MakeRegistry();
   TakeSignals();
   ASSERT_TRUE(registry_->Start().ok());
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   std::vector<JobSummarySignal> signals = TakeSignals();
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].op, "delete");
   EXPECT_EQ(signals[0].job_status, "failed");
   clock_.Advance(absl::Seconds(60));
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(absl::IsNotFound(ConfigMap("job-summary-pt-2x8").status()));
   EXPECT_TRUE(registry_->Jobs().empty());
   registry_->Stop();
@@ -510,7 +510,7 @@ TEST_F(JobRegistryTest, QueriesByNameAndMindIeInstance) {
   coordinator.with_allocation = false;
   coordinator.rank_index = "";
   PutPod(coordinator, WatchEventType::kAdded);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->FindJobByName("default", "pt-2x8")->job_id, kJobUid);
   EXPECT_FALSE(registry_->FindJobByName("default", "pt-2x8", /*running_only=*/true).has_value());
   EXPECT_EQ(registry_->PodsOfInstance("default", "mindie-job-001", "mindie-ms-coordinator").size(),
@@ -530,7 +530,7 @@ TEST_F(JobRegistryTest, SnapshotHoldsEveryRecord) {
   second.owner_uid = "job-2";
   second.owner_name = "second";
   AddPodGroup(second);
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   auto batches = registry_->SnapshotSignals();
   ASSERT_EQ(batches.size(), 1u);
   ASSERT_EQ(batches[0].size(), 2u);
@@ -560,7 +560,7 @@ TEST_F(JobRegistryTest, JobOverFortyThousandRanksIsSlicedAndSignalledWithoutTabl
     p.device_ip_prefix = absl::StrCat("29.", i / 250, ".", i % 250, ".");
     PutPod(p, WatchEventType::kAdded);
   }
-  registry_->ProcessReady();
+  registry_->controller().RunUntilIdleForTest();
   auto job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->status, JobStatus::kRunning);

@@ -107,7 +107,7 @@ class SlowNodeControllerTest : public ::testing::Test {
 
   void Period() {
     clock_.Advance(absl::Seconds(30));
-    controller_->RunDue();
+    controller_->controller().RunUntilIdleForTest();
   }
 
   fs::path root_;
@@ -128,7 +128,7 @@ TEST_F(SlowNodeControllerTest, SlowCardIsConfirmedReportedAndRecovered) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
 
   // 30 steps on every rank: initial profiling is done at once, detection runs with light
   // profiling (CommunicationOperator off).
@@ -203,18 +203,18 @@ TEST_F(SlowNodeControllerTest, WaitsForInitialProfilingAndStopsWhenTheJobEnds) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->state, "profiling");
   EXPECT_EQ(controller_->View("default", "job1")->step, 1);
   EXPECT_EQ(DataTrace(), HeavyProfiling());
 
   WriteData(data, 25);
   clock_.Advance(absl::Seconds(10));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->step, 2);
 
   controller_->ObserveJob({"default", "job1", kJobId, "failed", {}, 0});
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->state, "waiting-for-job");
   EXPECT_EQ(view->step, 0);
@@ -226,12 +226,12 @@ TEST_F(SlowNodeControllerTest, RankDirectoriesThatAppearLaterAreFound) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->step, 1);
   EXPECT_TRUE(controller_->View("default", "job1")->ranks.empty());
   WriteData(testing::Generate(testing::Scenario{}, 4), 30);
   clock_.Advance(absl::Seconds(10));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->step, 2);
   EXPECT_EQ(view->ranks.size(), 8u);
@@ -242,10 +242,10 @@ TEST_F(SlowNodeControllerTest, NoDataWithinTheReportTimeoutStopsDetection) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   for (int i = 0; i < 720; ++i) {
     clock_.Advance(absl::Seconds(10));
-    controller_->RunDue();
+    controller_->controller().RunUntilIdleForTest();
   }
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->reason, "no node finished initial profiling within node_report_timeout");
@@ -260,7 +260,7 @@ TEST_F(SlowNodeControllerTest, InvalidFeatConfIsShownWithItsReasonAndOtherJobsCo
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   std::vector<SlowNodeJobView> views = controller_->Views();
   ASSERT_EQ(views.size(), 2u);
   auto bad = std::find_if(views.begin(), views.end(),
@@ -277,7 +277,7 @@ TEST_F(SlowNodeControllerTest, DisablingAndDeletingTheConfigMapStopDetection) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   ASSERT_EQ(controller_->View("default", "job1")->step, 2);
 
   auto cm = store_->Get({"configmaps", "mindx-dl", "ras-feature-slownode-job1"});
@@ -285,13 +285,13 @@ TEST_F(SlowNodeControllerTest, DisablingAndDeletingTheConfigMapStopDetection) {
   (*cm)["data"]["FeatConf"] = FeatConfJson("job1", 0);
   ASSERT_TRUE(store_->Update("configmaps", *cm).ok());
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->state, "disabled");
   EXPECT_EQ(DataTrace(), NoProfiling());
 
   ASSERT_TRUE(store_->Delete({"configmaps", "mindx-dl", "ras-feature-slownode-job1"}).ok());
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(controller_->Views().empty());
 }
 
@@ -302,10 +302,10 @@ TEST_F(SlowNodeControllerTest, AJobRestartWithANewIdStartsAgainOnItsData) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->job_id, kJobId);
   RunningJob("job1", "uid-new");
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->job_id, "uid-new");
   EXPECT_EQ(view->step, 2);
@@ -318,15 +318,15 @@ TEST_F(SlowNodeControllerTest, ANodeRestartRestartsDetectionOfItsJobs) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   WriteData(data, 35);
   Period();
   ASSERT_EQ(controller_->View("default", "job1")->rounds, 2);
   controller_->NodeRestarted("node-7");  // not a node of the job
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->View("default", "job1")->rounds, 2);
   controller_->NodeRestarted("node-0");
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->step, 2);
   EXPECT_EQ(view->rounds, 1);  // started again: new baselines, first round
@@ -336,7 +336,7 @@ TEST_F(SlowNodeControllerTest, JobIdsOutsideTheAllowedAlphabetAreIgnored) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob("job1", "../../etc");
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->state, "waiting-for-job");
   EXPECT_EQ(view->step, 0);
@@ -363,7 +363,7 @@ TEST_F(SlowNodeControllerTest, PodGroupLookupFindsTheRunningJob) {
           .ok());
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->job_id, kJobId);
   EXPECT_EQ(view->state, "detecting");
@@ -379,7 +379,7 @@ TEST_F(SlowNodeControllerTest, BadProfilingFilesAreReportedAndTheRankSkipped) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   // Rank 3's parallel_group.json becomes garbage; rank 4's directory disappears.
   std::ofstream(root_ / kJobId / "3" / "parallel_group.json") << "{\"group_0\":";
   fs::remove_all(root_ / kJobId / "4");
@@ -404,7 +404,7 @@ TEST_F(SlowNodeControllerTest, FailedReportsAreRetriedOnTheClock) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   sink_.failures_left = 2;
   int64_t upto = 30;
   for (int i = 0; i < 5; ++i) {
@@ -414,10 +414,10 @@ TEST_F(SlowNodeControllerTest, FailedReportsAreRetriedOnTheClock) {
   }
   EXPECT_TRUE(sink_.reports.empty());  // confirmed, first attempt failed
   clock_.Advance(absl::Seconds(3));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(sink_.reports.empty());  // second attempt failed
   clock_.Advance(absl::Seconds(3));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.reports.size(), 1u);
   EXPECT_EQ(sink_.reports[0].faults[0].fault_code, "110001010");
 }
@@ -428,7 +428,7 @@ TEST_F(SlowNodeControllerTest, JobViewJsonCarriesBaselinesAndTheLatestResult) {
   ASSERT_TRUE(store_->Create("configmaps", FeatConfMap("job1", FeatConfJson("job1"))).ok());
   RunningJob();
   ASSERT_TRUE(controller_->Resync().ok());
-  controller_->RunPending();
+  controller_->controller().RunUntilIdleForTest();
   auto j = controller_->View("default", "job1")->ToJson();
   EXPECT_EQ(j["state"], "detecting");
   EXPECT_EQ(j["ranks"].size(), 8u);

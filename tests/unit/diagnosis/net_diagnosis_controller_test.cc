@@ -119,7 +119,7 @@ class NetDiagnosisControllerTest : public ::testing::Test {
 
   void Resync() {
     controller_->Resync();
-    controller_->RunPending();
+    controller_->controller().RunUntilIdleForTest();
   }
 
   fs::path PodDir() const { return root_ / "cluster" / "super-pod-0"; }
@@ -155,7 +155,7 @@ class NetDiagnosisControllerTest : public ::testing::Test {
               const std::function<double(uint32_t, uint32_t)>& delay_us) {
     clock_.Advance(absl::Seconds(10));
     WriteRound(loss, delay_us);
-    controller_->RunDue();
+    controller_->controller().RunUntilIdleForTest();
   }
 
   void StartDetection() {
@@ -300,7 +300,7 @@ TEST_F(NetDiagnosisControllerTest, SlowLinksAreReportedAsPublicFaults) {
   EXPECT_TRUE(sink_.reports.empty());  // refused once: parked for the retry, worker not blocked
   EXPECT_EQ(controller_->Views()["pendingReports"], 1);
   clock_.Advance(absl::Seconds(3));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.reports.size(), 1u);
   const PublicFaultReport& r = sink_.reports[0];
   EXPECT_EQ(r.resource, "fd-online");
@@ -355,12 +355,12 @@ TEST_F(NetDiagnosisControllerTest, MissingRootIdlesAndRechecks) {
   EXPECT_FALSE(store_->Get({"configmaps", "cluster-system", "super-pod-0"}).ok());
   for (int i = 0; i < 6; ++i) {  // re-checked every 5 s
     clock_.Advance(absl::Seconds(5));
-    controller_->RunDue();
+    controller_->controller().RunUntilIdleForTest();
   }
   EXPECT_EQ(controller_->Views()["rootReady"], false);
   fs::create_directories(late);
   clock_.Advance(absl::Seconds(5));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(controller_->Views()["rootReady"], true);
   EXPECT_TRUE(store_->Get({"configmaps", "cluster-system", "super-pod-0"}).ok());
   EXPECT_TRUE(fs::exists(late / "cluster" / "super-pod-0" / "cathelper.conf"));
@@ -398,7 +398,7 @@ TEST_F(NetDiagnosisControllerTest, MalformedRowsAreSkippedAndCounted) {
         << "0,0,1,0,2,9000,9000,9000,0,0,0,17356900";  // being written: not counted
   }
   clock_.Advance(absl::Seconds(10));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(bad.Value(), before + 1);
   Json pod = controller_->Views()["superPods"][0];
   EXPECT_NE(pod["lastError"].get<std::string>().find("1 malformed rows"), std::string::npos)
@@ -423,7 +423,7 @@ TEST_F(NetDiagnosisControllerTest, AtMostFiveSuperPodsArePublishedPerTick) {
   };
   EXPECT_EQ(published(), 5);
   clock_.Advance(absl::Seconds(5));
-  controller_->RunDue();
+  controller_->controller().RunUntilIdleForTest();
   EXPECT_EQ(published(), 7);
 }
 
@@ -452,7 +452,7 @@ TEST_F(NetDiagnosisControllerTest, WatchesDriveTheWorker) {
   ASSERT_TRUE(store_->Delete({"nodes", "", "node-b"}).ok());
   for (int i = 0; i < 3000 && !republished.HasBeenNotified(); ++i) {
     clock_.Advance(absl::Milliseconds(500));
-    controller_->RunDue();
+    controller_->controller().RunUntilIdleForTest();
     republished.WaitForNotificationWithTimeout(absl::Milliseconds(10));
   }
   ASSERT_TRUE(republished.HasBeenNotified());

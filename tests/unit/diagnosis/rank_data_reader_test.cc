@@ -1,7 +1,10 @@
 #include "diagnosis/rank_data_reader.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -13,7 +16,11 @@ namespace fs = std::filesystem;
 class RankDataReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / "diag-reader";
+    // One directory per test and process: CTest runs the tests of this fixture in parallel
+    // processes, and a shared directory was removed under a running test by the next SetUp.
+    dir_ = fs::path(::testing::TempDir()) /
+           ("diag-reader-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

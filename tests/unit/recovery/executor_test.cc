@@ -181,14 +181,14 @@ TEST_F(ExecutorTest, DrivesACycleThroughTheStoreAndTheSink) {
   RecoveryExecutor ex(store_, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"FaultFlushing\":false"));
   auto cm = store_.Get({"configmaps", "ns", "reset-config-demo"});
   EXPECT_EQ((*cm)["data"]["checkCode"], Sha256Hex((*cm)["data"]["reset.json"].get<std::string>()));
   EXPECT_THAT(sink_.ended, ElementsAre(1u));
 
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(sink_.replies.at(7).second, "receive ReportProcessFault");
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"FaultFlushing\":true"));
@@ -199,21 +199,21 @@ TEST_F(ExecutorTest, DrivesACycleThroughTheStoreAndTheSink) {
   EXPECT_EQ((*pod)["metadata"]["labels"]["fault-type"], "software");
 
   Post(ex, StopCompleteReported{0, 8});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(sink_.replies.at(8).second,
             "jobId=J, uuid=" + sink_.signals[0].uuid + ", receive ReportStopComplete");
   clock_.Advance(absl::Seconds(1));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   clock_.Advance(absl::Seconds(10));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault"));
   EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"RankId\":15"));
 
   Post(ex, RecoverStrategyReported{{"recover", "exit"}, 9});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault", "changeStrategy:recover"));
   Post(ex, RecoverStatusReported{0, "recover", {}, 10});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   auto pg = store_.Get({"podgroups", "ns", "demo-j"});
   EXPECT_EQ((*pg)["metadata"]["annotations"]["ProcessRecoverStatus"], "recover-success");
   EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
@@ -232,7 +232,7 @@ TEST_F(ExecutorTest, ARecordWrittenBehindTheExecutorsBackIsOverwritten) {
           .ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
 }
@@ -244,16 +244,16 @@ TEST_F(ExecutorTest, TheFirstSignalOfAReportIsTimed) {
   RecoveryExecutor ex(store_, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   const uint64_t signals = observed("clusterd_recovery_first_signal_seconds");
   const uint64_t waits = observed("clusterd_recovery_queue_wait_seconds");
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(observed("clusterd_recovery_first_signal_seconds"), signals + 1);
   EXPECT_EQ(observed("clusterd_recovery_queue_wait_seconds"), waits + 1);
   // An answer without a signal is not a signal's latency.
   Post(ex, StopCompleteReported{0, 8});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(observed("clusterd_recovery_first_signal_seconds"), signals + 1);
 }
 
@@ -264,7 +264,7 @@ TEST_F(ExecutorTest, RestartMidCycleResumesFromTheRecord) {
     ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
     Post(ex, Subscribed{1});
     Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-    ex.RunPending();
+    ex.controller().RunUntilIdleForTest();
     uuid = ex.CurrentUuid("J");
     ASSERT_FALSE(uuid.empty());
   }  // clusterd dies here (SIGKILL: nothing more is written)
@@ -277,7 +277,7 @@ TEST_F(ExecutorTest, RestartMidCycleResumesFromTheRecord) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{2});
   Post(ex, StopCompleteReported{0, 2});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitFaultFlushFinished);
   EXPECT_EQ(ex.CurrentUuid("J"), uuid);
   EXPECT_TRUE(sink_.signals.empty());
@@ -289,22 +289,22 @@ TEST_F(ExecutorTest, RestartWhileTheStopSignalWasUnconfirmedSendsItAgain) {
     RecoveryExecutor ex(store_, clock_, sink_);
     ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
     Post(ex, Subscribed{1});
-    ex.RunPending();
+    ex.controller().RunUntilIdleForTest();
     // Die inside the signal write: the record is written, the write result never arrives.
     sink_.on_signal = [] { throw std::runtime_error("killed"); };
     Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-    EXPECT_THROW(ex.RunPending(), std::runtime_error);
+    EXPECT_THROW(ex.controller().RunUntilIdleForTest(), std::runtime_error);
   }
   sink_.on_signal = nullptr;
   const Signal first = sink_.signals.back();
   sink_.signals.clear();
   RecoveryExecutor ex(store_, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(ex.Snapshot("J")->state, State::kNotifyStopTrain);
   EXPECT_TRUE(sink_.signals.empty());  // nothing before the client is back
   Post(ex, Subscribed{2});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   ASSERT_EQ(sink_.signals.size(), 1u);
   EXPECT_EQ(sink_.signals[0], first);
   EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitReportStopComplete);
@@ -316,7 +316,7 @@ TEST_F(ExecutorTest, MissingResetConfigMapKillsTheJob) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("killMaster"));
   EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
 }
@@ -329,7 +329,7 @@ TEST_F(ExecutorTest, HotResetModeRefusesTheWrite) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("killMaster"));
   EXPECT_THAT(ResetJson(), ::testing::HasSubstr("\"Policy\":\"reset\""));
 }
@@ -340,13 +340,13 @@ TEST_F(ExecutorTest, NoStreamMeansTheSignalFails) {
   Post(ex, Subscribed{1});
   sink_.stream_open = false;
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   // stop not written -> FaultClear -> FaultRetry (label pause).
   EXPECT_EQ(ex.Snapshot("J")->state, State::kFaultRetry);
   auto pg = store_.Get({"podgroups", "ns", "demo-j"});
   EXPECT_EQ((*pg)["metadata"]["labels"]["process-recover-enable"], "pause");
   clock_.Advance(absl::Seconds(5));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   pg = store_.Get({"podgroups", "ns", "demo-j"});
   EXPECT_EQ((*pg)["metadata"]["labels"]["process-recover-enable"], "on");
   EXPECT_EQ(ex.Snapshot("J")->state, State::kInit);
@@ -357,10 +357,10 @@ TEST_F(ExecutorTest, JobDeletionDropsTheControllerAndItsRecord) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   ASSERT_TRUE(store_.Get({"configmaps", "ns", "clusterd-recovery-j"}).ok());
   Post(ex, JobDeleted{});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_FALSE(ex.HasJob("J"));
   EXPECT_FALSE(store_.Get({"configmaps", "ns", "clusterd-recovery-j"}).ok());
   EXPECT_FALSE(ex.Post("J", Subscribed{3}).ok());
@@ -376,22 +376,22 @@ TEST_F(ExecutorTest, FaultJobInfoEntryRemovedTenSecondsAfterRecoverSuccess) {
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();  // stopTrain is out: the report answers it
+  ex.controller().RunUntilIdleForTest();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   clock_.Advance(absl::Seconds(1));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   clock_.Advance(absl::Seconds(10));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   Post(ex, RecoverStrategyReported{{"recover"}, 3});
   Post(ex, RecoverStatusReported{0, "recover", {}, 4});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_TRUE(
       (*store_.Get({"configmaps", "cluster-system", "fault-job-info"}))["data"].contains("J"));
   ASSERT_EQ(ex.Snapshot("J")->state, State::kInit);
   ASSERT_EQ(ex.Snapshot("J")->history.back().event, "recoverSuccess");
   clock_.Advance(absl::Seconds(10));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   const auto data = (*store_.Get({"configmaps", "cluster-system", "fault-job-info"}))["data"];
   EXPECT_FALSE(data.contains("J"));
   EXPECT_TRUE(data.contains("K"));
@@ -410,17 +410,18 @@ TEST_F(ExecutorTest, FaultJobInfoRecordsTheSuperPodNodeSetsBeforeTheGlobalFault)
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
   Post(ex, ProcessFaultReported{{{10, 1}}, 1});
-  ex.RunPending();  // stopTrain is out: the report answers it
+  ex.controller().RunUntilIdleForTest();  // stopTrain is out: the report answers it
   Post(ex, StopCompleteReported{0, 2});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   clock_.Advance(absl::Seconds(1));
-  ex.RunDue();  // into the force-release pause: fault-job-info is written first
+  ex.controller()
+      .RunUntilIdleForTest();  // into the force-release pause: fault-job-info is written first
   auto info = store_.Get({"configmaps", "cluster-system", "fault-job-info"});
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ((*info)["data"]["J"], R"({"3":{"faultNodes":["node-b"],"healthyNodes":["node-a"]}})");
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   clock_.Advance(absl::Seconds(10));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain", "globalFault"));
 }
 
@@ -447,7 +448,7 @@ TEST_F(ExecutorTest, AReportCostsOneRecordWriteBeforeItsFirstSignal) {
   RecoveryExecutor ex(counting, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   counting.writes.clear();
 
   const std::string record = RecordConfigMapName("J");
@@ -469,7 +470,7 @@ TEST_F(ExecutorTest, AReportCostsOneRecordWriteBeforeItsFirstSignal) {
     labelled_at_signal = (*pod)["metadata"].contains("labels");
   };
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
 
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   EXPECT_EQ(record_writes_at_signal, 1);
@@ -493,11 +494,11 @@ TEST_F(ExecutorTest, NoSignalLeavesBeforeItsRecordIsWritten) {
   RecoveryExecutor ex(failing, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_TRUE(ex.RecordDurability("J")->durable);
   failing.failures = 3;
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_TRUE(sink_.signals.empty());
   EXPECT_FALSE(sink_.replies.contains(7));
   EXPECT_EQ(failing.refused, 1);
@@ -513,23 +514,23 @@ TEST_F(ExecutorTest, NoSignalLeavesBeforeItsRecordIsWritten) {
 
   // Nothing before the back-off is over, however often the job is looked at.
   clock_.Advance(RecoveryExecutor::kRecordRetryFirst - absl::Milliseconds(1));
-  EXPECT_EQ(ex.RunDue(), 0u);
-  EXPECT_EQ(ex.RunPending(), 0u);
+  EXPECT_EQ(ex.controller().RunUntilIdleForTest(), 0u);
+  EXPECT_EQ(ex.controller().RunUntilIdleForTest(), 0u);
   EXPECT_EQ(failing.refused, 1);
   clock_.Advance(absl::Milliseconds(1));
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(failing.refused, 2);
   EXPECT_EQ(ex.RecordDurability("J")->next_retry,
             clock_.Now() + 2 * RecoveryExecutor::kRecordRetryFirst);
   clock_.Advance(2 * RecoveryExecutor::kRecordRetryFirst);
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(failing.refused, 3);
   EXPECT_TRUE(sink_.signals.empty());
   EXPECT_EQ(record_errors.Value(), errors_before + 3);
 
   // The store takes the record again: the held answer, then the signal, with the record first.
   clock_.Advance(4 * RecoveryExecutor::kRecordRetryFirst);
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   ASSERT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   EXPECT_THAT(sink_.records_before_signal, ElementsAre(sink_.signals[0].uuid));
   ASSERT_TRUE(sink_.replies.contains(7));
@@ -547,18 +548,19 @@ TEST_F(ExecutorTest, EventsWaitWhileTheRecordCannotBeWritten) {
   RecoveryExecutor ex(failing, clock_, sink_);
   ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
   Post(ex, Subscribed{1});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   failing.failures = 1;
   Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-  ex.RunPending();
+  ex.controller().RunUntilIdleForTest();
   ASSERT_FALSE(ex.RecordDurability("J")->durable);
   const State held_in = ex.Snapshot("J")->state;
   Post(ex, StreamClosed{1});  // would reset the controller
-  EXPECT_EQ(ex.RunPending(), 0u);
+  ex.controller().RunUntilIdleForTest();
+  EXPECT_EQ(ex.QueuedEvents("J"), 1u);  // not taken up
   EXPECT_EQ(ex.Snapshot("J")->state, held_in);
   EXPECT_EQ(sink_.ended.size(), 1u);  // only the Subscribe's
   clock_.Advance(RecoveryExecutor::kRecordRetryFirst);
-  ex.RunDue();
+  ex.controller().RunUntilIdleForTest();
   // Released in order: the stopTrain, then the disconnect's reset ends the streams.
   EXPECT_THAT(sink_.Types(), ElementsAre("stopTrain"));
   EXPECT_EQ(sink_.ended.size(), 2u);
@@ -573,13 +575,13 @@ TEST_F(ExecutorTest, AKillWhileTheRecordCannotBeWrittenLeavesNoSignalBehind) {
     RecoveryExecutor ex(failing, clock_, sink_);
     ASSERT_TRUE(ex.AddJob(Id(), MakeConfig("recover")).ok());
     Post(ex, Subscribed{1});
-    ex.RunPending();
+    ex.controller().RunUntilIdleForTest();
     failing.failures = 1000;
     Post(ex, ProcessFaultReported{{{10, 1}}, 7});
-    ex.RunPending();
+    ex.controller().RunUntilIdleForTest();
     for (int i = 0; i < 10; ++i) {
       clock_.Advance(absl::Seconds(1));
-      ex.RunDue();
+      ex.controller().RunUntilIdleForTest();
     }
   }  // killed
   EXPECT_TRUE(sink_.signals.empty());

@@ -139,7 +139,7 @@ class FaultFeedCentreTest : public ::testing::Test {
     if (centre_ != nullptr) {
       centre_->Observe(store::kConfigMaps,
                        store::WatchEvent{store::WatchEventType::kModified, *stored});
-      centre_->ProcessReady();
+      centre_->controller().RunUntilIdleForTest();
       centre_->FlushWrites();
     }
   }

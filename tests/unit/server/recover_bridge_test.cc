@@ -153,12 +153,12 @@ TEST_F(RecoveryBridgeTest, ASoftwareFaultSendsStopTrainOnTheSubscribedStream) {
   StartRegistered();
   RecoverySink::OpenedStream s = bridge_.sink().OpenSignalStream(kJob);
   ASSERT_TRUE(bridge_.executor().Post(kJob, recovery::Subscribed{s.stream_id}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
 
   Reply reply;
   ASSERT_TRUE(
       bridge_.executor().Post(kJob, recovery::ProcessFaultReported{{{9, 1}}, Ticket(&reply)}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   EXPECT_EQ(reply.code, 0);
   EXPECT_EQ(reply.info, "receive ReportProcessFault");
   auto queued = s.channel->TakeQueuedForTest();
@@ -197,12 +197,12 @@ TEST_F(RecoveryBridgeTest, AClientDisconnectResetsTheController) {
   Reply reply;
   ASSERT_TRUE(
       bridge_.executor().Post(kJob, recovery::ProcessFaultReported{{{9, 1}}, Ticket(&reply)}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   ASSERT_NE(bridge_.executor().Snapshot(kJob)->state, recovery::State::kInit);
   // What the stream's on_done does when the client goes away.
   ASSERT_TRUE(bridge_.sink().SignalStreamDone(kJob, s.stream_id));
   ASSERT_TRUE(bridge_.executor().Post(kJob, recovery::StreamClosed{s.stream_id}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   EXPECT_EQ(bridge_.executor().Snapshot(kJob)->state, recovery::State::kInit);
   EXPECT_TRUE(bridge_.executor().CurrentUuid(kJob).empty());
 }
@@ -211,10 +211,10 @@ TEST_F(RecoveryBridgeTest, ASecondSubscriptionEndsTheFirstStream) {
   StartRegistered();
   RecoverySink::OpenedStream first = bridge_.sink().OpenSignalStream(kJob);
   ASSERT_TRUE(bridge_.executor().Post(kJob, recovery::Subscribed{first.stream_id}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   RecoverySink::OpenedStream second = bridge_.sink().OpenSignalStream(kJob);
   ASSERT_TRUE(bridge_.executor().Post(kJob, recovery::Subscribed{second.stream_id}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   EXPECT_TRUE(first.channel->closing());
   EXPECT_FALSE(second.channel->closing());
   EXPECT_EQ(bridge_.sink().SignalStreams(kJob), 1u);
@@ -224,7 +224,7 @@ TEST_F(RecoveryBridgeTest, HardwareFaultsReachOnlyRegisteredJobs) {
   StartRegistered();
   RecoverySink::OpenedStream s = bridge_.sink().OpenSignalStream(kJob);
   ASSERT_TRUE(bridge_.executor().Post(kJob, recovery::Subscribed{s.stream_id}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
 
   cluster::JobFaultRanks other;
   other.job_id = "unregistered";
@@ -243,7 +243,7 @@ TEST_F(RecoveryBridgeTest, HardwareFaultsReachOnlyRegisteredJobs) {
   e.device_id = "1";
   faults.ranks.push_back(e);
   bridge_.OnJobFaults(faults);
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   // §8.1 step 8 (no retry configured): INIT waits for the client's own report, then pre-exits.
   recovery::JobRecovery snap = *bridge_.executor().Snapshot(kJob);
   EXPECT_TRUE(snap.pre_exit.has_value() || snap.state != recovery::State::kInit);
@@ -255,7 +255,7 @@ TEST_F(RecoveryBridgeTest, DeletingThePodGroupRemovesTheControllerAndTheInitReco
   auto pg = store_.Get({std::string(store::kPodGroups), "default", "pt-pg"});
   ASSERT_TRUE(store_.Delete({std::string(store::kPodGroups), "default", "pt-pg"}).ok());
   bridge_.OnPodGroupEvent({store::WatchEventType::kDeleted, *pg});
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   EXPECT_FALSE(bridge_.executor().HasJob(kJob));
   EXPECT_EQ(bridge_.Register(kJob).code, 408);  // Init forgotten (§6.1)
   EXPECT_FALSE(bridge_.RecoveryOf(kJob, "").ok());
@@ -270,7 +270,7 @@ TEST_F(RecoveryBridgeTest, PlatformAnnotationsReachTheControllerThroughThePodGro
   Reply reply;
   ASSERT_TRUE(
       bridge_.executor().Post(kJob, recovery::ProcessFaultReported{{{9, 1}}, Ticket(&reply)}).ok());
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   ASSERT_EQ(bridge_.executor().Snapshot(kJob)->phase, recovery::Phase::kWaitPlatStrategy);
   EXPECT_EQ(s.channel->size(), 0u);
 
@@ -279,7 +279,7 @@ TEST_F(RecoveryBridgeTest, PlatformAnnotationsReachTheControllerThroughThePodGro
       store_.Patch(key, {{"metadata", {{"annotations", {{"ProcessRecoverStrategy", "recover"}}}}}})
           .ok());
   bridge_.OnPodGroupEvent({store::WatchEventType::kModified, *store_.Get(key)});
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   recovery::JobRecovery snap = *bridge_.executor().Snapshot(kJob);
   EXPECT_EQ(snap.plat_strategy, "recover");
   EXPECT_EQ(snap.state, recovery::State::kWaitReportStopComplete);
@@ -290,14 +290,14 @@ TEST_F(RecoveryBridgeTest, PlatformAnnotationsReachTheControllerThroughThePodGro
 
 TEST_F(RecoveryBridgeTest, APodChangeRefreshesTheJobView) {
   StartRegistered();
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   ASSERT_TRUE(store_
                   .Patch({std::string(store::kPods), "default", "pt-1"},
                          {{"status", {{"phase", "Failed"}}}})
                   .ok());
   auto pod = store_.Get({std::string(store::kPods), "default", "pt-1"});
   bridge_.OnPodEvent({store::WatchEventType::kModified, *pod});
-  bridge_.ProcessPendingForTest();
+  bridge_.RunUntilIdleForTest();
   EXPECT_FALSE(bridge_.executor().Snapshot(kJob)->view.pods.at(1).running);
 }
 
@@ -333,7 +333,7 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   ASSERT_EQ(bridge.Register(kJob).code, 0);
   RecoverySink::OpenedStream s = bridge.sink().OpenSignalStream(kJob);
   ASSERT_TRUE(bridge.executor().Post(kJob, recovery::Subscribed{s.stream_id}).ok());
-  bridge.ProcessPendingForTest();
+  bridge.RunUntilIdleForTest();
   EXPECT_EQ((*bridge.RecoveryOf(kJob, ""))["recordDurable"], true);
 
   refusing.refuse = true;
@@ -343,7 +343,7 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
     reply.info = i;
   });
   ASSERT_TRUE(bridge.executor().Post(kJob, recovery::ProcessFaultReported{{{9, 1}}, ticket}).ok());
-  bridge.ProcessPendingForTest();
+  bridge.RunUntilIdleForTest();
   EXPECT_EQ(reply.code, -1);
   EXPECT_TRUE(s.channel->TakeQueuedForTest().empty());
   auto view = bridge.RecoveryOf(kJob, "");
@@ -363,7 +363,7 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   EXPECT_EQ(keep.front().uuid(), "");
 
   refusing.refuse = false;
-  bridge.executor().RunDue();
+  bridge.executor().controller().RunUntilIdleForTest();
   auto queued = s.channel->TakeQueuedForTest();
   ASSERT_EQ(queued.size(), 1u);
   EXPECT_EQ(queued.front().signaltype(), "stopTrain");
