@@ -4,7 +4,8 @@
 #   test   install what is missing, build, and run every test (CTest)
 #   build  install what is missing and build
 # Under CI (CI=true), or with SANITIZE=1, `test` also builds the unit tests and the fuzz targets
-# with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/ (-DCLUSTERD_FUZZ=ON),
+# with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/ (-DCLUSTERD_FUZZ=ON;
+# clang also checks the thread-safety annotations there, -Wthread-safety -Werror),
 # runs the unit tests and every fuzz target's checked-in corpus there, then fuzzes each target
 # for FUZZ_SECONDS (default 15) with scripts/fuzz.sh (docs/fuzzing.md).
 # Under CI, or with RELEASE=1, `test` also builds the Release configuration the Dockerfile uses

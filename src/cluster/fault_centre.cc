@@ -1347,7 +1347,8 @@ std::vector<FaultViewRow> FaultCentre::FaultRows(const std::string& node_filter,
     }
     if (job == nullptr) return rows;
   }
-  auto jobs_of = [&](const std::string& node, std::optional<int64_t> npu) {
+  auto jobs_of = [&](const std::string& node,
+                     std::optional<int64_t> npu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     std::vector<std::string> out;
     if (npu.has_value()) {
       if (const NpuUse* use = index_.Use(node, *npu)) out.push_back(use->job_id);

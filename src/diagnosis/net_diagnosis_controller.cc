@@ -490,7 +490,7 @@ void NetDiagnosisController::Reload() {
     }
   }
   // Super pods with neither topology nor detection are forgotten.
-  std::erase_if(pods_, [&](const auto& e) {
+  std::erase_if(pods_, [&](const auto& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !e.second->detecting && !topology_.count(e.first) && e.second->last_error.empty();
   });
 }

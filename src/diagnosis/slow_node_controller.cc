@@ -313,7 +313,7 @@ runtime::Result SlowNodeController::Reconcile(const std::string& key) {
 runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
                                                        const std::string& name) {
   const std::string cm_key = absl::StrCat(ns, "/", name);
-  auto drop_context = [&](const std::string& why) {
+  auto drop_context = [&](const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = job_of_cm_.find(cm_key);
     if (it == job_of_cm_.end()) return;
     const std::string job_key = it->second;

@@ -168,7 +168,7 @@ void FaultFeed::RefreshNodes(const std::set<std::string>& nodes, bool all) {
   if (changes.occur.empty() && changes.clear.empty()) return;
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
-  auto append = [&](Entry e, const char* change) {
+  auto append = [&](Entry e, const char* change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     e.seq = ++seq_;
     e.at = now;
     e.change = change;
@@ -181,7 +181,7 @@ void FaultFeed::RefreshNodes(const std::set<std::string>& nodes, bool all) {
 
 std::vector<FaultFeed::Entry> FaultFeed::Since(uint64_t after, absl::Duration wait) const {
   absl::MutexLock lock(&mu_);
-  auto ready = [&] { return stopped_ || seq_ > after; };
+  auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_ || seq_ > after; };
   mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
   std::vector<Entry> out;
   for (const Entry& e : entries_) {

@@ -45,7 +45,11 @@ class StreamChannel {
         return false;
       }
       queue_.push_back(std::move(item));
-      if (stream_ != nullptr) after = stream_->PumpLocked();
+      if (stream_ != nullptr) {
+        // The attached stream's channel is this one: its lock is mu_, held here.
+        stream_->channel_->mu_.AssertHeld();
+        after = stream_->PumpLocked();
+      }
     }
     if (after) after();
     return true;
@@ -59,7 +63,11 @@ class StreamChannel {
       if (closing_) return;
       closing_ = true;
       close_status_ = std::move(status);
-      if (stream_ != nullptr) after = stream_->PumpLocked();
+      if (stream_ != nullptr) {
+        // The attached stream's channel is this one: its lock is mu_, held here.
+        stream_->channel_->mu_.AssertHeld();
+        after = stream_->PumpLocked();
+      }
     }
     if (after) after();
   }

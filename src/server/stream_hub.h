@@ -221,6 +221,8 @@ class MailboxStream final : public grpc::ServerWriteReactor<Wire>,
 
  private:
   std::function<void()> PumpLocked() override {
+    // The interface's contract (called with the mailbox lock held), checked and told to clang.
+    mailbox_->mu_.AssertHeld();
     if (finished_ || writing_) return {};
     if (end_requested_) {
       finished_ = true;

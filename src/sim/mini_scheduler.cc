@@ -419,7 +419,7 @@ void MiniScheduler::Sync() {
         steps.push_back(std::move(step));
       };
       std::vector<const store::Object*> pods = std::move(pods_of_job[{spec.ns, name}]);
-      auto delete_pod = [&](const store::Object& pod) {
+      auto delete_pod = [&](const store::Object& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         const std::string pod_name = pod["metadata"].value("name", "");
         const int node = NodeIndexOf(pod["spec"].value("nodeName", ""));
         last_node_[pod_name] = node;
