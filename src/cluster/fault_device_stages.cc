@@ -100,7 +100,7 @@ StageResult ApplyUceAccompany(DeviceRecord& record, UceAccompanyState& state,
   StageResult result;
   std::set<std::string> active;  // NPUs with a UCE or accompanying fault now
   for (const NpuFault& f : record.faults) {
-    if (f.code == kCodeUce) {
+    if (f.code == model::kFaultCodeUce) {
       int64_t& t = state.uce_time_ms[f.npu_name];
       t = std::max(t, f.fault_time);
       active.insert(f.npu_name);
@@ -112,7 +112,7 @@ StageResult ApplyUceAccompany(DeviceRecord& record, UceAccompanyState& state,
   }
   for (size_t i = 0; i < record.faults.size();) {
     const NpuFault& f = record.faults[i];
-    if (f.code != kCodeAicBus && f.code != kCodeAivBus) {
+    if (f.code != model::kFaultCodeAicBus && f.code != model::kFaultCodeAivBus) {
       ++i;
       continue;
     }
@@ -175,13 +175,13 @@ StageResult ApplyRetry(DeviceRecord& record, const RetryInput& input, int64_t no
   bool link_down = input.switch_link_down_ms.has_value() &&
                    now_ms - *input.switch_link_down_ms <= kSwitchLinkDownMemoryMs;
   for (const NpuFault& f : record.faults) {
-    if (f.code == kCodeRoceLinkDown) link_down = true;
+    if (f.code == model::kFaultCodeRoceLinkDown) link_down = true;
   }
   bool forced = false;
   for (size_t i = 0; i < record.faults.size();) {
     NpuFault& f = record.faults[i];
-    const bool uce = f.code == kCodeUce;
-    const bool hccl = f.code == kCodeHcclRetry;
+    const bool uce = f.code == model::kFaultCodeUce;
+    const bool hccl = f.code == model::kFaultCodeHcclRetry;
     if ((!uce && !hccl) || input.retry_npus.count(f.npu_name) == 0) {
       ++i;
       continue;
@@ -213,7 +213,7 @@ StageResult ApplyRetry(DeviceRecord& record, const RetryInput& input, int64_t no
   }
   if (forced && force_added != nullptr) {
     for (const NpuFault& f : record.faults) {
-      if (f.code == kCodeRoceLinkDown) force_added->push_back(f);
+      if (f.code == model::kFaultCodeRoceLinkDown) force_added->push_back(f);
     }
   }
   return result;

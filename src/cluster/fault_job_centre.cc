@@ -307,8 +307,8 @@ RelationOutput RunRelationFault(const FaultJob& job, const RelationConfig& confi
 // ---- 2. JobFaultRank ----
 
 std::string FaultRankEntry::FaultType() const {
-  if (do_step_retry && code == kCodeUce) return "0";
-  if (do_step_retry && code == kCodeHcclRetry) return "2";
+  if (do_step_retry && code == model::kFaultCodeUce) return "0";
+  if (do_step_retry && code == model::kFaultCodeHcclRetry) return "2";
   return "1";
 }
 
@@ -501,7 +501,8 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
           r.fault_time_ms = time;
           r.device_id = device_id;
           r.do_restart_in_place = in_place;
-          if (job.policy.retry && (code == kCodeUce || code == kCodeHcclRetry) &&
+          if (job.policy.retry &&
+              (code == model::kFaultCodeUce || code == model::kFaultCodeHcclRetry) &&
               report != nullptr) {
             const bool recent = now_ms - report->report_ms <= kRetryReportWindowMs;
             const bool near = time > 0 && report->report_ms <= time + kRetryReportWindowMs;
@@ -521,7 +522,8 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
           if (f.npu_name != npu) continue;
           if (f.level == "FreeRestartNPU" && !listed_unhealthy) continue;
           const std::string code = f.code == kPseudoCodeManuallySeparate ? "" : f.code;
-          if (f.code == kCodeUce || f.code == kCodeHcclRetry) has_retry_code = true;
+          if (f.code == model::kFaultCodeUce || f.code == model::kFaultCodeHcclRetry)
+            has_retry_code = true;
           codes_seen.insert(code);
           add(code, f.level, f.fault_time < 0 ? 0 : f.fault_time);
         }
@@ -529,14 +531,17 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
           for (const InPlaceHidden& h : *view.in_place_hidden) {
             if (h.job_id != job.job_id || h.npu_name != npu || codes_seen.count(h.code) != 0)
               continue;
-            if (job.policy.retry && (h.code == kCodeUce || h.code == kCodeHcclRetry)) continue;
+            if (job.policy.retry &&
+                (h.code == model::kFaultCodeUce || h.code == model::kFaultCodeHcclRetry))
+              continue;
             codes_seen.insert(h.code);
             add(h.code, h.level, 0);
           }
         }
         if (report != nullptr && !has_retry_code &&
             now_ms - report->report_ms < kRetryReportWindowMs) {
-          const std::string code(report->type == 2 ? kCodeHcclRetry : kCodeUce);
+          const std::string code(report->type == 2 ? model::kFaultCodeHcclRetry
+                                                   : model::kFaultCodeUce);
           FaultRankEntry r = rank_of(s, jd);
           r.code = code;
           r.level = "RestartBusiness";

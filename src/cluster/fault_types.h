@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/device_fault.h"
+#include "model/fault_codes.h"
 #include "model/fault_level.h"
 #include "model/node_info.h"
 #include "model/switch_info.h"
@@ -19,11 +20,7 @@
 namespace clusterd::cluster {
 
 // Codes the centre treats specially (fault-pipeline.md §3.3, §7.3).
-inline constexpr std::string_view kCodeUce = "80E01801";        // HBM multi-bit (UCE)
-inline constexpr std::string_view kCodeAicBus = "80C98009";     // AIC bus, UCE accompanying
-inline constexpr std::string_view kCodeAivBus = "80CB8009";     // AIV bus, UCE accompanying
-inline constexpr std::string_view kCodeHcclRetry = "8C1F860B";  // HCCL step retry
-inline constexpr std::string_view kCodeRoceLinkDown = "81078603";
+// The UCE, its accompanying bus codes, HCCL retry and RoCE link down: model/fault_codes.h.
 inline constexpr std::string_view kCodeStressA = "80818C05";
 inline constexpr std::string_view kCodeStressB = "80818C06";
 inline constexpr std::string_view kSwitchL2LinkDown = "[0x08520003,na,L2,na]";

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "faults/hex_code.h"
 #include "faults/policy_issue.h"
+#include "model/fault_codes.h"
 #include "model/fault_level.h"
 
 namespace clusterd::faults {
@@ -16,7 +17,7 @@ namespace clusterd::faults {
 using model::FaultLevel;
 
 // Parameter-plane network codes (fault-pipeline.md §3.3): exactly these four.
-inline constexpr FaultCode kRoceLinkDown = 0x81078603;
+inline constexpr FaultCode kRoceLinkDown = model::FaultCodeValue(model::kFaultCodeRoceLinkDown);
 inline constexpr FaultCode kUboePortDown = 0x81078607;
 inline constexpr FaultCode kUboeSubHealth = 0x110000002;
 inline constexpr FaultCode kUboePreSeparate = 0x110001024;
@@ -25,9 +26,9 @@ inline constexpr FaultCode kResetFinished = 0x8C2FA009;
 // Card drop (§4).
 inline constexpr FaultCode kCardDrop = 0x40F84E00;
 // HBM multi-bit / UCE and the bus errors that accompany it (§5.6 special rule).
-inline constexpr FaultCode kHbmMultiBit = 0x80E01801;
-inline constexpr FaultCode kAicBus = 0x80C98009;
-inline constexpr FaultCode kAivBus = 0x80CB8009;
+inline constexpr FaultCode kHbmMultiBit = model::FaultCodeValue(model::kFaultCodeUce);
+inline constexpr FaultCode kAicBus = model::FaultCodeValue(model::kFaultCodeAicBus);
+inline constexpr FaultCode kAivBus = model::FaultCodeValue(model::kFaultCodeAivBus);
 
 bool IsNetworkCode(FaultCode code);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "model/fault_codes.h"
 #include "recovery/machine_run.h"
 #include "recovery/vocabulary.h"
 
@@ -132,8 +133,8 @@ void MachineRun::On(const HardwareFaultsPublished& e) {
     if (scaled_in && s_.fault_pods.count(pod) > 0) continue;
     AddFaultPod(pod, f.pod_uid);
     int type = kFaultTypeNormal;
-    if (f.do_step_retry && f.fault_code == kFaultCodeUce) type = kFaultTypeUce;
-    if (f.do_step_retry && f.fault_code == kFaultCodeHcclRetry) type = kFaultTypeNetwork;
+    if (f.do_step_retry && f.fault_code == model::kFaultCodeUce) type = kFaultTypeUce;
+    if (f.do_step_retry && f.fault_code == model::kFaultCodeHcclRetry) type = kFaultTypeNetwork;
     converted.push_back({f.rank, type});
     pod_of_rank_uid[pod] = f.pod_uid;
     pod_of_rank[f.rank] = pod;

@@ -60,8 +60,7 @@ inline constexpr std::string_view kExtraDumpExit = "dump_exit";
 inline constexpr int kFaultTypeUce = 0;      // on-chip memory, retry class
 inline constexpr int kFaultTypeNormal = 1;   // anything else
 inline constexpr int kFaultTypeNetwork = 2;  // HCCL, retry class
-inline constexpr std::string_view kFaultCodeUce = "80E01801";
-inline constexpr std::string_view kFaultCodeHcclRetry = "8C1F860B";
+// The codes of the two retry classes are model::kFaultCodeUce and model::kFaultCodeHcclRetry.
 
 // §4 status codes. Wire codes (§4.1) first, then client-reported and internal ones.
 inline constexpr int32_t kCodeOk = 0;

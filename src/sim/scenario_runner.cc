@@ -20,6 +20,7 @@
 #include "agent/event_json.h"
 #include "client/channel.h"
 #include "httplib.h"
+#include "model/fault_codes.h"
 #include "nlohmann/json.hpp"
 #include "pubfault.grpc.pb.h"
 #include "sim/clusterd_process.h"
@@ -561,8 +562,8 @@ void Runner::Inject(FaultRun& run) {
   }
   // A UCE memory error is also caught by the training framework on that NPU, which reports its
   // rank with faultType 0 (recovery-protocol.md §15, the online-recovery variant).
-  if (f.kind == "chip" && absl::AsciiStrToUpper(f.code) == "80E01801" && !run.job.empty() &&
-      f.assertion == "occur") {
+  if (f.kind == "chip" && absl::AsciiStrToUpper(f.code) == model::kFaultCodeUce &&
+      !run.job.empty() && f.assertion == "occur") {
     std::vector<int> ranks;
     for (const PodPlacement& p : scheduler_->Placements(run.job)) {
       for (size_t i = 0; i < p.npus.size(); ++i) {
