@@ -31,6 +31,7 @@ constexpr char kStatisticKey[] = "#statistic";
 constexpr char kConfigPollKey[] = "#config-poll";
 // clusterd-config-cm changed (its watch): the policy is read now, the 300 s poll stays a backstop.
 constexpr char kManualConfigChangedKey[] = "#manual-config-changed";
+constexpr char kWriteKey[] = "#write";  // the cluster-info writer's one key
 
 absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -130,10 +131,16 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
           "clusterd_fault_centre_device_nodes", "Nodes with a device-info record.")),
       public_faults_gauge_(MetricsRegistry::Default().GetGauge(
           "clusterd_public_faults", "Public faults held (per node and fault).")),
-      controller_({.name = "fault_centre", .thread_name = "fault-centre"}, clock, [this](const std::string& key, int) {
-        Handle(key);
-        return runtime::Result::Done();
-      }) {}
+      controller_({.name = "fault_centre", .thread_name = "fault-centre"}, clock,
+                  [this](const std::string& key, int) {
+                    Handle(key);
+                    return runtime::Result::Done();
+                  }),
+      writer_({.name = "cluster_info_writer",
+               .thread_name = "cluster-info",
+               .base_retry_delay = absl::Seconds(1),
+               .max_retry_delay = absl::Seconds(30)},
+              clock, [this](const std::string&, int) { return ReconcileWrites(); }) {}
 
 FaultCentre::~FaultCentre() { Stop(); }
 
@@ -367,6 +374,7 @@ absl::Status FaultCentre::Start() {
     absl::MutexLock lock(&mu_);
     node_shard_dirty_ = true;  // cluster-info-node-cm is written even when empty
   }
+  writer_.Enqueue(kWriteKey);
   // The initial view, on this thread.
   const absl::Time begin = absl::Now();
   const size_t handled = controller_.DrainOnCallingThread();
@@ -413,8 +421,7 @@ absl::Status FaultCentre::Start() {
 void FaultCentre::Stop() {
   watches_.clear();
   controller_.Stop();
-  absl::MutexLock lock(&mu_);
-  stopping_ = true;
+  writer_.Stop();
 }
 
 void FaultCentre::JobsChanged() { controller_.Enqueue(kIndexKey); }
@@ -533,6 +540,7 @@ void FaultCentre::Handle(const std::string& key) {
 }
 
 void FaultCentre::MarkDirty(Kind kind) {
+  writer_.Enqueue(kWriteKey);
   switch (kind) {
     case Kind::kDevice:
       for (size_t i : device_shards_.TakeDirty()) device_dirty_.insert(i);
@@ -1249,55 +1257,26 @@ void FaultCentre::RemarkDirty(const std::string& cm_name) {
 }
 
 size_t FaultCentre::FlushWrites() {
-  size_t written = 0;
-  for (;;) {
-    std::vector<std::pair<std::string, std::string>> batch;
-    {
-      absl::MutexLock lock(&mu_);
-      for (size_t i : device_dirty_) batch.emplace_back(device_shards_.Name(i), device_shards_.Render(i));
-      for (size_t i : switch_dirty_) batch.emplace_back(switch_shards_.Name(i), switch_shards_.Render(i));
-      if (node_shard_dirty_) batch.emplace_back(std::string(kClusterInfoNodeName), node_shard_.Render(0));
-      device_dirty_.clear();
-      switch_dirty_.clear();
-      node_shard_dirty_ = false;
-    }
-    if (batch.empty()) return written;
-    for (size_t b = 0; b < batch.size(); ++b) {
-      const auto& [name, value] = batch[b];
-      absl::Status s = WriteConfigMap(kClusterInfoNamespace, name, {{name, value}},
-                                      {{std::string(kConsumerVolcanoLabel), "true"}});
-      if (!s.ok()) {
-        writes_failed_.Increment();
-        LogWarn(kComponent, "writing cluster-info ConfigMap failed", {{"name", name}, {"error", s}});
-        absl::MutexLock lock(&mu_);
-        for (size_t r = b; r < batch.size(); ++r) RemarkDirty(batch[r].first);
-        return written;
-      }
-      writes_ok_.Increment();
-      bytes_written_.Increment(value.size());
-      ++written;
-    }
-  }
+  const uint64_t before = shard_writes_.load();
+  writer_.RunUntilIdleForTest();
+  return static_cast<size_t>(shard_writes_.load() - before);
 }
 
-void FaultCentre::RunWriter() {
+// The writer's one key: writes the dirty shards one at a time, each taking a token of the
+// bucket (the original's 5 writes/s); out of tokens, it asks to be woken when the next one is
+// due. Whatever changes meanwhile coalesces into the shard's next write.
+runtime::Result FaultCentre::ReconcileWrites() {
   for (;;) {
-    std::pair<std::string, std::string> one;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this] {
-        mu_.AssertHeld();
-        return stopping_ || !device_dirty_.empty() || !switch_dirty_.empty() || node_shard_dirty_;
-      };
-      mu_.Await(absl::Condition(&ready));
-      if (stopping_) return;
+      if (device_dirty_.empty() && switch_dirty_.empty() && !node_shard_dirty_) {
+        return runtime::Result::Done();
+      }
     }
     if (!write_bucket_.TryAcquire()) {
-      const absl::Duration wait = write_bucket_.TimeUntilAvailable();
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait);
-      continue;
+      return runtime::Result::RequeueAfter(write_bucket_.TimeUntilAvailable());
     }
+    std::pair<std::string, std::string> one;
     {
       absl::MutexLock lock(&mu_);
       if (!device_dirty_.empty()) {
@@ -1312,22 +1291,22 @@ void FaultCentre::RunWriter() {
         node_shard_dirty_ = false;
         one = {std::string(kClusterInfoNodeName), node_shard_.Render(0)};
       } else {
-        continue;
+        return runtime::Result::Done();
       }
     }
     absl::Status s = WriteConfigMap(kClusterInfoNamespace, one.first, {{one.first, one.second}},
                                     {{std::string(kConsumerVolcanoLabel), "true"}});
-    if (s.ok()) {
-      writes_ok_.Increment();
-      bytes_written_.Increment(one.second.size());
-      continue;
+    if (!s.ok()) {
+      writes_failed_.Increment();
+      LogWarn(kComponent, "writing cluster-info ConfigMap failed; retrying with back-off",
+              {{"name", one.first}, {"error", s}});
+      absl::MutexLock lock(&mu_);
+      RemarkDirty(one.first);
+      return runtime::Result::Retry(s);
     }
-    writes_failed_.Increment();
-    LogWarn(kComponent, "writing cluster-info ConfigMap failed; retrying in 1 s",
-            {{"name", one.first}, {"error", s}});
-    absl::MutexLock lock(&mu_);
-    RemarkDirty(one.first);
-    mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Seconds(1));
+    writes_ok_.Increment();
+    bytes_written_.Increment(one.second.size());
+    shard_writes_.fetch_add(1);
   }
 }
 

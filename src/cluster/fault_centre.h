@@ -7,8 +7,9 @@
 // Event-driven and level-triggered: a watch handler only records the newest object for its key
 // and adds the key (`dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`, `k8s/<node>`) to a keyed
 // controller (runtime/controller.h), so a burst of writes for one node is processed once. One
-// worker (controller().Start(), or controller().RunUntilIdleForTest() in tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's
-// last good state, is logged and counted), runs the node's processors (fault_pipeline.h) on a
+// worker (controller().Start(), or controller().RunUntilIdleForTest() in tests) owns all state:
+// it verifies the ConfigMap (a bad one keeps the node's last good state, is logged and
+// counted), runs the node's processors (fault_pipeline.h) on a
 // copy of its original record, re-renders that node's cluster-info entry, and queues the jobs
 // using the node (`job/<id>`), whose job centre (fault_job_centre.h) produces the snapshot
 // handed to every JobFaultSink when it changed. Time-based verdicts (a filter that runs out, a
@@ -16,8 +17,10 @@
 // Clock; nothing polls on the hot path.
 //
 // Publication: entries live in stable shards (cluster_info_shards.h); only shards whose content
-// changed are rewritten, by a writer thread (RunWriter, or FlushWrites in tests), at most
-// `max_writes_per_second` (the original's 5/s), coalescing whatever changed meanwhile.
+// changed are rewritten by the writer, a second controller (writer(): its one key, started by
+// writer().Start() in production and pumped by FlushWrites() in tests, the same reconcile), at
+// most `max_writes_per_second` (the original's 5/s), coalescing whatever changed meanwhile; a
+// failed write is retried with back-off from 1 s.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -129,10 +132,12 @@ class FaultCentre {
   // then watches from the listed versions.
   absl::Status Start();
   // The key worker is controller(); the cluster-info writer runs here until Stop.
-  void RunWriter();
   void Stop();
   runtime::Controller& controller() { return controller_; }
-  // Tests with a ManualClock: write every dirty shard now.
+  // The cluster-info writer (production: writer().Start()).
+  runtime::Controller& writer() { return writer_; }
+  // Tests with a ManualClock: runs the writer's reconcile on the calling thread until it has
+  // nothing to write, its tokens run out or a write fails; returns the shards written.
   size_t FlushWrites();
 
   // The job registry signalled a change (its listener calls this; cheap, any thread).
@@ -223,6 +228,7 @@ class FaultCentre {
   void MarkDirty(Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A write of `cm_name` failed: write it again later (with the then-current content).
   void RemarkDirty(const std::string& cm_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  runtime::Result ReconcileWrites() ABSL_LOCKS_EXCLUDED(mu_);
   void Reject(std::string_view kind, std::string_view reason, std::string_view message);
   int64_t NowMs() const;
 
@@ -285,7 +291,6 @@ class FaultCentre {
   bool node_shard_dirty_ ABSL_GUARDED_BY(mu_) = false;
   std::set<size_t> device_dirty_ ABSL_GUARDED_BY(mu_);
   std::set<size_t> switch_dirty_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   TokenBucket write_bucket_;
 
   Counter& writes_ok_;
@@ -295,8 +300,11 @@ class FaultCentre {
   Histogram& process_seconds_;
   Gauge& device_nodes_gauge_;
   Gauge& public_faults_gauge_;
-  // Last: its worker calls Handle, which uses everything above.
+  std::atomic<uint64_t> shard_writes_{0};  // successful shard writes (FlushWrites counts them)
+
+  // Last: their workers call Handle and ReconcileWrites, which use everything above.
   runtime::Controller controller_;
+  runtime::Controller writer_;
 };
 
 }  // namespace clusterd::cluster

@@ -2,7 +2,6 @@
 
 #include "common/log.h"
 #include "common/status_util.h"
-#include "common/thread_name.h"
 
 namespace clusterd::server {
 
@@ -69,16 +68,13 @@ absl::Status ClusterBrain::Start() {
   // The fault centre builds its initial view from the store, then runs its worker and writer.
   CLUSTERD_RETURN_IF_ERROR(faults_.Start());
   faults_.controller().Start();
-  workers_.emplace_back([this] {
-    SetCurrentThreadName("cluster-info");
-    faults_.RunWriter();
-  });
+  faults_.writer().Start();
   // Recorded recovery cycles resume (RestoreAll), then the executor's workers start.
   CLUSTERD_RETURN_IF_ERROR(recovery_.Start());
   // Slow-node detection reports into the running fault centre: it starts last.
   CLUSTERD_RETURN_IF_ERROR(slow_nodes_.Start());
   if (net_faults_) CLUSTERD_RETURN_IF_ERROR(net_faults_->Start());
-  LogInfo("cluster-brain", "started", {{"workers", workers_.size()}});
+  LogInfo("cluster-brain", "started");
   return absl::OkStatus();
 }
 
@@ -90,10 +86,6 @@ void ClusterBrain::Stop() {
   jobs_.Stop();
   global_rank_tables_.Stop();
   faults_.Stop();
-  for (auto& t : workers_) {
-    if (t.joinable()) t.join();
-  }
-  workers_.clear();
 }
 
 }  // namespace clusterd::server

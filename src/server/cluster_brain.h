@@ -1,7 +1,6 @@
 #pragma once
 
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -82,7 +81,6 @@ class ClusterBrain {
   SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_
   diagnosis::SlowNodeController slow_nodes_;     // fed by jobs_'s signals; started last
   std::unique_ptr<diagnosis::NetDiagnosisController> net_faults_;  // into net_faults_sink_
-  std::vector<std::thread> workers_;
   bool started_ = false;
 };
 

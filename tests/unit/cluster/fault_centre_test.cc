@@ -41,6 +41,10 @@ uint64_t Rejected(const std::string& kind, const std::string& reason) {
       .Value();
 }
 
+// The tests flush on a manual clock whenever they look at cluster-info: the writer's bucket
+// never binds there (its pacing has a test of its own, WriterPacesShardWritesOnTheClock).
+constexpr int64_t kUnlimitedWrites = 1'000'000'000;
+
 class FaultCentreTest : public ::testing::Test {
  protected:
   FaultCentreTest() : clock_(absl::FromUnixMillis(kStart)), store_(MemOptions()) {}
@@ -57,6 +61,7 @@ class FaultCentreTest : public ::testing::Test {
     o.data_dir = CLUSTERD_DATA_DIR;
     o.watch_store = false;
     o.shard_limit_bytes = shard_limit;
+    o.write_burst = kUnlimitedWrites;
     centre_ = std::make_unique<FaultCentre>(store_, clock_, registry, o);
     centre_->AddJobFaultSink(&sink_);
     ASSERT_TRUE(centre_->Start().ok());
@@ -65,6 +70,7 @@ class FaultCentreTest : public ::testing::Test {
 
   absl::Status StartWith(FaultCentre::Options o) {
     o.watch_store = false;
+    o.write_burst = kUnlimitedWrites;
     centre_ = std::make_unique<FaultCentre>(store_, clock_, nullptr, o);
     centre_->AddJobFaultSink(&sink_);
     return centre_->Start();
@@ -142,6 +148,47 @@ TEST_F(FaultCentreTest, AFaultOnOneNodeRewritesOnlyItsShard) {
   EXPECT_EQ(centre_->FlushWrites(), 1u);
   EXPECT_EQ(centre_->ShardOfNode("node-7"), where);  // stable placement
   EXPECT_NE(ClusterInfo(where).find("80E01801"), std::string::npos);
+}
+
+// The writer production runs (writer().Start()) is the reconcile FlushWrites pumps: it takes one
+// token per shard write and, out of tokens, asks to be woken when the next one is due.
+TEST_F(FaultCentreTest, WriterPacesShardWritesOnTheClock) {
+  for (int i = 0; i < 12; ++i) {
+    NodeSpec s;
+    s.node = "node-" + std::to_string(i);
+    Put("configmaps", DeviceInfoConfigMap(s));
+  }
+  FaultCentre::Options o;
+  o.data_dir = CLUSTERD_DATA_DIR;
+  o.shard_limit_bytes = 2000;
+  o.max_writes_per_second = 5;
+  o.write_burst = 2;
+  o.watch_store = false;
+  centre_ = std::make_unique<FaultCentre>(store_, clock_, nullptr, o);
+  ASSERT_TRUE(centre_->Start().ok());
+  // The device shards and the node shard are waiting to be written.
+  const size_t shards = centre_->DeviceShardCount() + 1;
+  ASSERT_GE(shards, 5u);
+  EXPECT_EQ(centre_->FlushWrites(), 2u);  // the burst
+  EXPECT_EQ(centre_->FlushWrites(), 0u);  // no token until the clock moves
+  EXPECT_EQ(centre_->writer().Parked(), 1u);
+  clock_.Advance(absl::Milliseconds(200));  // one token at 5/s
+  EXPECT_EQ(centre_->FlushWrites(), 1u);
+  clock_.Advance(absl::Seconds(10));  // tokens enough for the rest, but the burst caps them at 2
+  EXPECT_EQ(centre_->FlushWrites(), 2u);
+  size_t written = 5;
+  for (;;) {
+    clock_.Advance(absl::Milliseconds(200));
+    const size_t now = centre_->FlushWrites();
+    ASSERT_LE(now, 1u);
+    if (now == 0) break;
+    written += now;
+  }
+  EXPECT_EQ(written, shards);
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_NE(ClusterInfo(centre_->ShardOfNode("node-" + std::to_string(i))), "<missing>") << i;
+  }
+  EXPECT_NE(ClusterInfo("cluster-info-node-cm"), "<missing>");
 }
 
 TEST_F(FaultCentreTest, TamperedUpdateKeepsTheLastGoodStateAndIsCounted) {
@@ -492,6 +539,7 @@ class DataDirTest : public FaultCentreTest {
   FaultCentre::Options Options() {
     FaultCentre::Options o;
     o.data_dir = dir_;
+    o.write_burst = kUnlimitedWrites;
     return o;
   }
   std::string dir_;

@@ -114,6 +114,7 @@ class FaultFeedCentreTest : public ::testing::Test {
     o.data_dir = CLUSTERD_DATA_DIR;
     o.watch_store = false;
     o.shard_limit_bytes = 2000;
+    o.write_burst = 1'000'000'000;  // flushed on a manual clock: the writer's bucket never binds
     centre_ = std::make_unique<cluster::FaultCentre>(store_, clock_, nullptr, o);
     ASSERT_TRUE(centre_->Start().ok());
     centre_->FlushWrites();
