@@ -26,8 +26,8 @@ namespace clusterd::runtime {
 //    time has passed on the controller's clock (a timer: a grace period, a poll, a deadline);
 //    a non-positive requeue_after brings it back at once, after the keys already waiting.
 //  - OK otherwise: done until something enqueues the key again.
-// RequeueAfter is the only way a reconcile asks to be woken: a controller keeps no timer
-// threads and re-arms nothing by hand.
+// RequeueAfter is how a reconcile asks for its own key to be woken: a controller keeps no
+// timer threads and re-arms nothing by hand (EnqueueAfter is for other keys and first delays).
 struct Result {
   absl::Status error = absl::OkStatus();
   std::optional<absl::Duration> requeue_after;
