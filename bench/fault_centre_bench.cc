@@ -34,6 +34,7 @@
 #include "cluster/cluster_info_render.h"
 #include "cluster/cluster_info_shards.h"
 #include "cluster/fault_centre.h"
+#include "cluster/fault_config_files.h"
 #include "cluster/fault_pipeline.h"
 #include "cluster/fault_subscriptions.h"
 #include "cluster/job_registry.h"
@@ -265,7 +266,8 @@ void BM_FaultCentreScale(benchmark::State& state) {
     ro.reconcile_burst = 1000000000;
     JobRegistry registry(**clusterd_store, Clock::Real(), ro);
     FaultCentre::Options fo;
-    fo.data_dir = CLUSTERD_DATA_DIR;
+    FaultConfigFiles config_files({.data_dir = CLUSTERD_DATA_DIR}, Clock::Real());
+    fo.config = &config_files;
     // The initial publication (about 11 shards) in one burst of the writer's bucket; the faults
     // below come at 4/s, under its 5/s rate.
     fo.write_burst = 16;

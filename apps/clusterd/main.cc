@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   std::string listen_info_file;
   double shutdown_grace_s = 5;
   clusterd::server::ClusterBrain::Options brain_options;
-  brain_options.faults.data_dir = clusterd::DefaultDataDir();
+  brain_options.fault_config.data_dir = clusterd::DefaultDataDir();
 
   app.add_option("--store", store_spec,
                  "Object store: 'memory' (nothing kept), 'dir:PATH' (embedded; objects are JSON "
@@ -235,12 +235,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   app.add_option(
-         "--data-dir", brain_options.faults.data_dir,
+         "--data-dir", brain_options.fault_config.data_dir,
          "Directory of the fault centre's shipped configuration: "
          "relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json "
          "(each must exist and parse, or clusterd does not start; re-read when one changes)")
       ->capture_default_str();
-  app.add_option("--public-fault-config", brain_options.faults.public_fault_config_path,
+  app.add_option("--public-fault-config", brain_options.fault_config.public_fault_config_path,
                  "A user public-fault configuration (publicCustomization.json) replacing the "
                  "shipped senders and levels; optional (while it is missing or invalid the "
                  "shipped defaults apply and /readyz says so); re-read within 2 s of a change");

@@ -5,23 +5,22 @@
 // fault snapshots out.
 //
 // Event-driven and level-triggered: a watch handler only records the newest object for its key
-// and adds the key (`dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`, `k8s/<node>`) to a keyed
-// controller (runtime/controller.h), so a burst of writes for one node is processed once. One
-// worker (controller().Start(), or controller().RunUntilIdleForTest() in tests) owns all state:
-// it verifies the ConfigMap (a bad one keeps the node's last good state, is logged and
-// counted), runs the node's processors (fault_pipeline.h) on a
-// copy of its original record, re-renders that node's cluster-info entry, and queues the jobs
-// using the node (`job/<id>`), whose job centre (fault_job_centre.h) produces the snapshot
-// handed to every JobFaultSink when it changed. Time-based verdicts (a filter that runs out, a
-// public fault's 5 s visibility, relation time-outs) come back as EnqueueAfter on the
-// Clock; nothing polls on the hot path.
+// and queues the key (fault_centre_key.h: `dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`,
+// `k8s/<node>`) on a keyed controller (runtime/controller.h), so a burst of writes for one node
+// is processed once. One worker (controller().Start(), or controller().RunUntilIdleForTest() in
+// tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's last good state,
+// is logged and counted), runs the node's processors (fault_pipeline.h) on a copy of its
+// original record, re-renders that node's cluster-info entry, and queues the jobs using the
+// node (`job/<id>`), whose job centre (fault_job_centre.h) produces the snapshot handed to
+// every JobFaultSink when it changed. Time-based verdicts (a filter that runs out, a public
+// fault's 5 s visibility, relation time-outs) and the periodic work come back as the key's
+// RequeueAfter on the Clock; nothing polls on the hot path.
 //
-// Publication: entries live in stable shards (cluster_info_shards.h); only shards whose content
-// changed are rewritten by the writer, a second controller (writer(): its one key, started by
-// writer().Start() in production and pumped by FlushWrites() in tests, the same reconcile), at
-// most `max_writes_per_second` (the original's 5/s), coalescing whatever changed meanwhile; a
-// failed write is retried with back-off from 1 s.
-#include <atomic>
+// The parts, one file each: intake, dispatch and configuration (fault_centre.cc), the node
+// pipelines (fault_centre_nodes.cc), job mapping (fault_centre_jobs.cc), public faults, manual
+// separation and statistic-fault-info (fault_centre_public.cc), the queries
+// (fault_centre_queries.cc). Publication is the ClusterInfoPublisher's (its own state and
+// writer); the configuration comes from a FaultConfigSource (the files, in production).
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,7 +34,10 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cluster/cluster_info_publisher.h"
 #include "cluster/cluster_info_shards.h"
+#include "cluster/fault_centre_key.h"
+#include "cluster/fault_config_source.h"
 #include "cluster/fault_intake.h"
 #include "cluster/fault_job_centre.h"
 #include "cluster/fault_job_faults.h"
@@ -48,13 +50,8 @@
 #include "cluster/public_fault_request.h"
 #include "common/clock.h"
 #include "common/metrics.h"
-#include "common/rate_limiter.h"
 #include "runtime/controller.h"
 #include "store/object_store.h"
-
-namespace clusterd {
-class FileChange;
-}  // namespace clusterd
 
 namespace clusterd::cluster {
 
@@ -88,12 +85,10 @@ struct FaultConfigurationView {
 class FaultCentre {
  public:
   struct Options {
-    std::string data_dir;
-    // Where relationFaultCustomization.json, faultDuration.json and publicFaultConfiguration.json
-    // are (data_files.h); Start fails when one is missing or malformed. "" = none (tests).
-    // A user public-fault configuration (publicCustomization.json): optional; "" = none.
-    // Every config_poll_period the centre looks at these files and re-reads them if one changed.
-    std::string public_fault_config_path;
+    // The relation-fault and public-fault configuration (fault_config_files.h in production);
+    // Start fails when its required part is missing or invalid. Null: none (public faults are
+    // refused). Every config_poll_period the centre asks it whether anything changed.
+    FaultConfigSource* config = nullptr;
     size_t shard_limit_bytes = ClusterInfoShards::kDefaultLimitBytes;
     double max_writes_per_second = 5;
     int64_t write_burst = 5;
@@ -131,14 +126,14 @@ class FaultCentre {
   // Loads configuration and durable state, lists and processes everything (the initial view),
   // then watches from the listed versions.
   absl::Status Start();
-  // The key worker is controller(); the cluster-info writer runs here until Stop.
+  // Closes the watches and stops the key worker and the cluster-info writer.
   void Stop();
-  runtime::Controller& controller() { return controller_; }
+  FaultCentreController& controller() { return controller_; }
   // The cluster-info writer (production: writer().Start()).
-  runtime::Controller& writer() { return writer_; }
+  runtime::Controller& writer() { return publisher_.writer(); }
   // Tests with a ManualClock: runs the writer's reconcile on the calling thread until it has
   // nothing to write, its tokens run out or a write fails; returns the shards written.
-  size_t FlushWrites();
+  size_t FlushWrites() { return publisher_.FlushWrites(); }
 
   // The job registry signalled a change (its listener calls this; cheap, any thread).
   void JobsChanged();
@@ -193,29 +188,36 @@ class FaultCentre {
     bool delivered = false;
     std::string digest;
   };
-  enum class Kind { kDevice, kSwitch, kNode };
+  using Kind = FaultCentreKey::Kind;
 
-  // Key handlers, on the worker, under mu_.
-  void Handle(const std::string& key);
-  void HandleDevice(const std::string& node, std::vector<std::string>* jobs)
+  // The worker's reconcile: dispatches the key to its part, then hands out what it produced.
+  runtime::Result Reconcile(const FaultCentreKey& key);
+  // Key handlers, on the worker, under mu_. Each returns when its own key wants to come back
+  // (a pipeline's next due time), queues the jobs it affected in `jobs`.
+  std::optional<int64_t> HandleDevice(const std::string& node, std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleNodeInfo(const std::string& node, std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandleK8sNode(const std::string& node, std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void HandlePublicFaultCm(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void HandleJob(const std::string& job_id, std::vector<JobFaultRanks>* deliveries,
-                 std::vector<PodLabelPatch>* patches) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int64_t> HandleJob(const std::string& job_id,
+                                   std::vector<JobFaultRanks>* deliveries,
+                                   std::vector<PodLabelPatch>* patches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int64_t> ExpirePublicFaults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The newest watched object of `key` not yet taken (nullopt inside: deleted), or nullopt.
+  std::optional<std::optional<store::Object>> TakePending(const FaultCentreKey& key);
   // Re-reads the registry (outside mu_) and, when anything changed, swaps the index (under mu_).
   void RefreshIndex(std::vector<std::string>* gone);
   void SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ProcessDevice(const std::string& node, NodeState& ns, std::vector<std::string>* jobs)
+  std::optional<int64_t> ProcessDevice(const std::string& node, NodeState& ns,
+                                       std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ProcessSwitch(const std::string& node, NodeState& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int64_t> ProcessSwitch(const std::string& node, NodeState& ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record, int64_t now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::set<std::string> UsedNpus(const std::string& node, const std::string& device_type) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   JobNodeView ViewOf(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool NodeReady(const NodeState* ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -224,25 +226,26 @@ class FaultCentre {
   void ApplyPublicFaults(const std::string& resource, const PublicFaultRequest& request,
                          std::string_view source, PublicFaultVerdict* verdict)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ScheduleAt(const std::string& key, int64_t due_ms);
-  void MarkDirty(Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A write of `cm_name` failed: write it again later (with the then-current content).
-  void RemarkDirty(const std::string& cm_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  runtime::Result ReconcileWrites() ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues another key for `due_ms` on the clock (an earlier pending time wins).
+  void ScheduleAt(const FaultCentreKey& key, int64_t due_ms);
+  // The wake-up of the key being reconciled, `due_ms` on the clock.
+  runtime::Result WakeAt(std::optional<int64_t> due_ms) const;
+  static Counter& Rejected(std::string_view kind, std::string_view reason);
   void Reject(std::string_view kind, std::string_view reason, std::string_view message);
   int64_t NowMs() const;
 
-  // Periodic and durable-state work.
-  void RunManualTriage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Configuration: asks the source, applies what changed (under mu_).
+  void LoadConfig();
+  void ApplyConfig(FaultConfigRead read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Periodic and durable-state work; each returns when its key comes back.
+  std::optional<int64_t> RunManualTriage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RunManualSync();
   void RunManualConfig();
-  void WriteStatistic();
-  void LoadConfigFiles();
-  void PollConfigFiles();
+  // Writes statistic-fault-info if it changed and its minimum interval has passed; otherwise
+  // (and after a failed write) says when to try again.
+  std::optional<absl::Duration> WriteStatistic();
   void PatchPodLabels(const std::vector<PodLabelPatch>& patches);
-  absl::Status WriteConfigMap(std::string_view ns, const std::string& name,
-                              const std::map<std::string, std::string>& data,
-                              const std::map<std::string, std::string>& labels);
 
   store::ObjectStore& store_;
   Clock& clock_;
@@ -250,6 +253,7 @@ class FaultCentre {
   const Options options_;
   std::vector<JobFaultSink*> sinks_;
   std::function<bool(const std::string&)> fault_subscribed_;
+  FaultConfigSource* const config_;
   std::vector<std::unique_ptr<store::WatchHandle>> watches_;
 
   // Newest watched objects not yet taken by the worker (nullopt: deleted).
@@ -273,7 +277,6 @@ class FaultCentre {
   int64_t manual_policy_applied_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Why the optional user configuration is not in use ("" = it is, or there is none).
   std::string configuration_note_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<FileChange>> config_file_changes_;  // set in Start, then worker only
   PublicFaultCache public_faults_ ABSL_GUARDED_BY(mu_);
   ManualSeparationEngine manual_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_
@@ -284,27 +287,16 @@ class FaultCentre {
   bool statistic_dirty_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_statistic_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
-  // Publication state, guarded by mu_ too (the writer renders under it, writes outside it).
-  ClusterInfoShards device_shards_ ABSL_GUARDED_BY(mu_);
-  ClusterInfoShards switch_shards_ ABSL_GUARDED_BY(mu_);
-  ClusterInfoShards node_shard_ ABSL_GUARDED_BY(mu_);
-  bool node_shard_dirty_ ABSL_GUARDED_BY(mu_) = false;
-  std::set<size_t> device_dirty_ ABSL_GUARDED_BY(mu_);
-  std::set<size_t> switch_dirty_ ABSL_GUARDED_BY(mu_);
-  TokenBucket write_bucket_;
+  // Publication: its own state and writer (locked after mu_, never before).
+  ClusterInfoPublisher publisher_;
 
-  Counter& writes_ok_;
-  Counter& writes_failed_;
-  Counter& bytes_written_;
   Counter& snapshots_;
   Histogram& process_seconds_;
   Gauge& device_nodes_gauge_;
   Gauge& public_faults_gauge_;
-  std::atomic<uint64_t> shard_writes_{0};  // successful shard writes (FlushWrites counts them)
 
-  // Last: their workers call Handle and ReconcileWrites, which use everything above.
-  runtime::Controller controller_;
-  runtime::Controller writer_;
+  // Last: its worker calls Reconcile, which uses everything above.
+  FaultCentreController controller_;
 };
 
 }  // namespace clusterd::cluster

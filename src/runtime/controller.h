@@ -158,6 +158,7 @@ class TypedController {
   void Stop() { core_.Stop(); }
   bool started() const { return core_.started(); }
   size_t RunUntilIdleForTest() { return core_.RunUntilIdleForTest(); }
+  size_t DrainOnCallingThread() { return core_.DrainOnCallingThread(); }
   size_t Ready() const { return core_.Ready(); }
   size_t Parked() const { return core_.Parked(); }
 

@@ -4,12 +4,22 @@
 #include "common/status_util.h"
 
 namespace clusterd::server {
+namespace {
+
+cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
+                                         cluster::FaultConfigSource* config) {
+  options.config = config;
+  return options;
+}
+
+}  // namespace
 
 ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
     : jobs_(store, clock, options.registry),
       global_rank_tables_(store, jobs_, clock, options.global_rank_tables),
       data_trace_(store, jobs_),
-      faults_(store, clock, &jobs_, options.faults),
+      fault_config_(options.fault_config, clock),
+      faults_(store, clock, &jobs_, WithConfig(options.faults, &fault_config_)),
       recovery_(store, clock, &jobs_, &faults_, options.recovery),
       goodput_(store, clock, options.goodput),
       slow_node_faults_(faults_, "slow-node"),

@@ -7,6 +7,7 @@
 #include "auth/pod_identity_index.h"
 #include "cluster/data_trace.h"
 #include "cluster/fault_centre.h"
+#include "cluster/fault_config_files.h"
 #include "cluster/job_registry.h"
 #include "cluster/rank_table_global_feed.h"
 #include "common/clock.h"
@@ -27,7 +28,9 @@ class ClusterBrain {
   struct Options {
     cluster::JobRegistry::Options registry;
     cluster::GlobalRankTableFeed::Options global_rank_tables;
-    cluster::FaultCentre::Options faults;
+    cluster::FaultCentre::Options faults;  // its `config` is set to the files below
+    // Where the fault centre's configuration files are (--data-dir, --public-fault-config).
+    cluster::FaultConfigFiles::Options fault_config;
     RecoveryBridge::Options recovery;
     // Slow-node diagnosis (issue 9): profiling root, reporter node and IP, timers.
     diagnosis::SlowNodeControllerOptions slow_node;
@@ -73,6 +76,7 @@ class ClusterBrain {
   cluster::JobRegistry jobs_;
   cluster::GlobalRankTableFeed global_rank_tables_;
   cluster::DataTraceSwitches data_trace_;
+  cluster::FaultConfigFiles fault_config_;  // read by faults_
   cluster::FaultCentre faults_;          // reads jobs_; started after it
   RecoveryBridge recovery_;              // reads jobs_, receives faults_'s per-job snapshots
   GoodputBridge goodput_;                // fed by jobs_, faults_ and recovery_'s cycles

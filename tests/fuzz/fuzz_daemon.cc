@@ -71,7 +71,7 @@ Running* Start() {
   SeedJob(*r->store);
 
   server::ClusterBrain::Options options;
-  options.faults.data_dir = CLUSTERD_DATA_DIR;
+  options.fault_config.data_dir = CLUSTERD_DATA_DIR;
   r->brain = std::make_unique<server::ClusterBrain>(*r->store, Clock::Real(), options);
   // The QPS gate far above what one fuzzer sends: inputs must reach the handlers, not the gate.
   server::UnaryGate::Limits limits;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cluster/fault_config_files.h"
 #include "cluster/job_registry.h"
 #include "common/clock.h"
 #include "common/json_util.h"
@@ -58,7 +59,7 @@ class FaultCentreTest : public ::testing::Test {
   void StartCentre(size_t shard_limit = ClusterInfoShards::kDefaultLimitBytes,
                    const JobRegistry* registry = nullptr) {
     FaultCentre::Options o;
-    o.data_dir = CLUSTERD_DATA_DIR;
+    o.config = Files({.data_dir = CLUSTERD_DATA_DIR});
     o.watch_store = false;
     o.shard_limit_bytes = shard_limit;
     o.write_burst = kUnlimitedWrites;
@@ -104,6 +105,13 @@ class FaultCentreTest : public ::testing::Test {
   ManualClock clock_;
   store::MemoryStore store_;
   RecordingSink sink_;
+  // The configuration files the centre reads (production's source); before centre_, which
+  // holds a pointer to them.
+  FaultConfigSource* Files(FaultConfigFiles::Options files) {
+    config_files_ = std::make_unique<FaultConfigFiles>(std::move(files), clock_);
+    return config_files_.get();
+  }
+  std::unique_ptr<FaultConfigFiles> config_files_;
   std::unique_ptr<FaultCentre> centre_;
 };
 
@@ -159,7 +167,7 @@ TEST_F(FaultCentreTest, WriterPacesShardWritesOnTheClock) {
     Put("configmaps", DeviceInfoConfigMap(s));
   }
   FaultCentre::Options o;
-  o.data_dir = CLUSTERD_DATA_DIR;
+  o.config = Files({.data_dir = CLUSTERD_DATA_DIR});
   o.shard_limit_bytes = 2000;
   o.max_writes_per_second = 5;
   o.write_burst = 2;
@@ -536,9 +544,9 @@ class DataDirTest : public FaultCentreTest {
   void Write(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::trunc) << text;
   }
-  FaultCentre::Options Options() {
+  FaultCentre::Options Options(std::string user_file = "") {
     FaultCentre::Options o;
-    o.data_dir = dir_;
+    o.config = Files({.data_dir = dir_, .public_fault_config_path = std::move(user_file)});
     o.write_burst = kUnlimitedWrites;
     return o;
   }
@@ -579,26 +587,25 @@ TEST_F(DataDirTest, ADataFileOfTheWrongShapeOrKindStopsStart) {
 }
 
 TEST_F(DataDirTest, AMissingOptionalUserFileIsANoteUntilItAppears) {
-  FaultCentre::Options o = Options();
-  o.public_fault_config_path = dir_ + "/publicCustomization.json";
-  ASSERT_TRUE(StartWith(o).ok());
+  const std::string user_file = dir_ + "/publicCustomization.json";
+  ASSERT_TRUE(StartWith(Options(user_file)).ok());
   std::vector<std::string> notes = centre_->ConfigurationNotes();
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find(o.public_fault_config_path), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find(user_file), std::string::npos) << notes[0];
   EXPECT_NE(notes[0].find("No such file"), std::string::npos) << notes[0];
   // The operator adds it (a ConfigMap volume renames it into place): picked up within seconds.
   std::filesystem::copy_file(dir_ + "/publicFaultConfiguration.json", dir_ + "/tmp.json");
-  std::filesystem::rename(dir_ + "/tmp.json", o.public_fault_config_path);
+  std::filesystem::rename(dir_ + "/tmp.json", user_file);
   Advance(absl::Seconds(3));
   EXPECT_TRUE(centre_->ConfigurationNotes().empty());
-  EXPECT_EQ(centre_->Configuration().public_fault_source, o.public_fault_config_path);
-  Write(o.public_fault_config_path, "{broken");
+  EXPECT_EQ(centre_->Configuration().public_fault_source, user_file);
+  Write(user_file, "{broken");
   Advance(absl::Seconds(3));
   notes = centre_->ConfigurationNotes();
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("rejected"), std::string::npos) << notes[0];
   // Removed: the shipped defaults apply again, and /readyz says the file is not there.
-  std::filesystem::remove(o.public_fault_config_path);
+  std::filesystem::remove(user_file);
   Advance(absl::Seconds(3));
   notes = centre_->ConfigurationNotes();
   ASSERT_EQ(notes.size(), 1u);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cluster/fault_centre.h"
+#include "cluster/fault_config_files.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "server/dashboard.h"
@@ -111,7 +112,7 @@ class FaultFeedCentreTest : public ::testing::Test {
   void SetUp() override {
     for (int i = 0; i < 12; ++i) Put(Node(i, false));
     cluster::FaultCentre::Options o;
-    o.data_dir = CLUSTERD_DATA_DIR;
+    o.config = &config_files_;
     o.watch_store = false;
     o.shard_limit_bytes = 2000;
     o.write_burst = 1'000'000'000;  // flushed on a manual clock: the writer's bucket never binds
@@ -163,6 +164,7 @@ class FaultFeedCentreTest : public ::testing::Test {
 
   ManualClock clock_;
   store::MemoryStore store_;
+  cluster::FaultConfigFiles config_files_{{.data_dir = CLUSTERD_DATA_DIR}, clock_};
   std::unique_ptr<cluster::FaultCentre> centre_;
   std::unique_ptr<FaultFeed> feed_;
   uint64_t seq_ = 0;

@@ -1,0 +1,322 @@
+// The fault centre's node pipelines: a node's device-info (NPUs and switch), node-info (NodeD)
+// and Kubernetes Node, each run through its processors and republished as the node's
+// cluster-info entries.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "cluster/cluster_info_render.h"
+#include "cluster/fault_centre.h"
+#include "common/json_util.h"
+
+namespace clusterd::cluster {
+namespace {
+
+bool NodeIsReady(const store::Object& node) {
+  auto status = node.find("status");
+  if (status == node.end() || !status->is_object()) return false;
+  auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return false;
+  for (const auto& c : *conditions) {
+    if (StringOr(c, "type", "") == "Ready") return StringOr(c, "status", "") == "True";
+  }
+  return false;
+}
+
+std::string NodeInternalIp(const store::Object& node) {
+  auto status = node.find("status");
+  if (status == node.end() || !status->is_object()) return "";
+  auto addresses = status->find("addresses");
+  if (addresses == status->end() || !addresses->is_array()) return "";
+  for (const auto& a : *addresses) {
+    if (StringOr(a, "type", "") == "InternalIP") return StringOr(a, "address", "");
+  }
+  return "";
+}
+
+std::string NodeSerial(const store::Object& node) {
+  auto md = node.find("metadata");
+  if (md == node.end() || !md->is_object()) return "";
+  auto ann = md->find("annotations");
+  if (ann == md->end() || !ann->is_object()) return "";
+  return StringOr(*ann, "product-serial-number", "");
+}
+
+}  // namespace
+
+bool FaultCentre::NodeReady(const NodeState* ns) const {
+  if (ns != nullptr && ns->k8s_exists) return ns->k8s_ready;
+  switch (options_.missing_node) {
+    case Options::MissingNode::kNotReady:
+      return false;
+    case Options::MissingNode::kReady:
+      return true;
+    case Options::MissingNode::kAuto:
+      return k8s_nodes_ == 0;
+  }
+  return true;
+}
+
+void FaultCentre::QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const {
+  for (const std::string& id : index_.JobsOn(node)) jobs->push_back(id);
+}
+
+std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
+                                                 std::vector<std::string>* jobs) {
+  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::Device(node));
+  NodeState& ns = nodes_[node];
+  const int64_t now = NowMs();
+  if (pending.has_value()) {
+    if (!pending->has_value()) {  // deleted
+      if (ns.device_original.has_value()) --device_records_;
+      if (ns.device_original.has_value()) {
+        publisher_.Remove(ClusterInfoPublisher::Kind::kDevice, ns.device_original->cm_name);
+      }
+      if (ns.switch_original.has_value()) {
+        publisher_.Remove(ClusterInfoPublisher::Kind::kSwitch, ns.switch_original->cm_name);
+      }
+      ns.device_original.reset();
+      ns.device_out.reset();
+      ns.switch_original.reset();
+      ns.switch_out.reset();
+      ns.device_state = DeviceCycleState{};
+      device_nodes_gauge_.Set(static_cast<double>(device_records_));
+      QueueJobsOn(node, jobs);
+      return std::nullopt;
+    }
+    absl::StatusOr<DeviceIntake> intake = DeviceIntakeFromConfigMap(**pending, options_.intake);
+    if (!intake.ok()) {
+      Reject("device-info", IntakeRejectionReason(intake.status()),
+             absl::StrCat("device-info ConfigMap ignored, last good state kept: ",
+                          intake.status().message()));
+      return std::nullopt;
+    }
+    for (const std::string& d : intake->dropped) {
+      Reject("device-info", "invalid_entry",
+             absl::StrCat("configmap ", intake->device.cm_name, ": dropped ", d));
+    }
+    if (!ns.device_original.has_value() && device_records_ >= options_.max_device_records) {
+      Reject("device-info", "too_many_records",
+             absl::StrCat("configmap ", intake->device.cm_name, " ignored: the centre holds ",
+                          device_records_, " device records"));
+      return std::nullopt;
+    }
+    CarryReceiveTimes(ns.device_original ? &*ns.device_original : nullptr, intake->device, now);
+    if (intake->switch_record.has_value()) {
+      CarryReceiveTimes(ns.switch_original ? &*ns.switch_original : nullptr, *intake->switch_record,
+                        now);
+    } else if (ns.switch_original.has_value()) {
+      publisher_.Remove(ClusterInfoPublisher::Kind::kSwitch, ns.switch_original->cm_name);
+      ns.switch_out.reset();
+    }
+    if (!ns.device_original.has_value()) ++device_records_;
+    // A node whose rank-0 pod runs a recover-in-place job decides for the job's other nodes.
+    for (const std::string& id : index_.JobsOn(node)) {
+      const FaultJob* job = index_.Job(id);
+      if (job == nullptr || !job->policy.recover_in_place) continue;
+      for (const FaultJobPod& p : job->pods) {
+        if (p.rank == 0 && p.node == node) {
+          for (const std::string& other : index_.NodesOf(*job)) {
+            if (other != node) controller_.Enqueue(FaultCentreKey::Device(other));
+          }
+        }
+      }
+    }
+    ns.device_original = std::move(intake->device);
+    ns.switch_original = std::move(intake->switch_record);
+    device_nodes_gauge_.Set(static_cast<double>(device_records_));
+  }
+  std::optional<int64_t> switch_due = ProcessSwitch(node, ns);
+  std::optional<int64_t> device_due = ProcessDevice(node, ns, jobs);
+  if (!switch_due.has_value()) return device_due;
+  if (!device_due.has_value()) return switch_due;
+  return std::min(*switch_due, *device_due);
+}
+
+DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const DeviceRecord& record,
+                                             int64_t now) {
+  DeviceCycleInput in;
+  in.now_ms = now;
+  in.public_faults = public_faults_.OnNode(node);
+  in.stress_test = stress_nodes_.count(node) != 0;
+  in.manual_separation_enabled = manual_.enabled();
+  if (in.manual_separation_enabled) in.manual_npus = manual_.NpusOn(node);
+  if (const NodeState* ns = nodes_.count(node) ? &nodes_.at(node) : nullptr) {
+    in.retry.switch_link_down_ms = ns->switch_state.link_down_ms;
+  }
+  auto uses = index_.npus_by_node.find(node);
+  if (uses == index_.npus_by_node.end()) return in;
+  for (const auto& [id, use] : uses->second) {
+    const std::string npu = record.NpuName(id);
+    in.used_npus.insert(npu);
+    in.job_of_npu[npu] = use.job_id;
+    const FaultJob* job = index_.Job(use.job_id);
+    if (job == nullptr) continue;
+    const FaultJobPolicy& policy = job->policy;
+    bool mindie_filter = policy.mindie_server && fault_subscribed_ &&
+                         !job->multi_instance_job_id.empty() &&
+                         fault_subscribed_(job->multi_instance_job_id);
+    if (!policy.code_rules.empty() || !policy.level_rules.empty() || mindie_filter) {
+      if (mindie_filter) {
+        FaultJobPolicy& effective = mindie_policies_[job->job_id];
+        effective = policy;
+        effective.level_rules.push_back(CustomFilterRule{"RestartRequest", kCustomFilterDefaultSeconds});
+        in.custom_filter.rules_by_npu[npu] = &effective;
+      } else {
+        in.custom_filter.rules_by_npu[npu] = &policy;
+      }
+    }
+    if (policy.retry) {
+      in.retry.retry_npus.insert(npu);
+      if (auto jr = retry_.find(job->job_id); jr != retry_.end()) {
+        if (auto r = jr->second.find({node, id}); r != jr->second.end()) {
+          in.retry.reports[npu] = r->second;
+          if (r->second.type == 0) in.business_uce_ms[npu] = r->second.report_ms;
+        }
+      }
+    }
+    if (policy.recover_in_place && use.pod_rank.has_value()) {
+      RecoverInPlaceNpu rip;
+      rip.job_id = job->job_id;
+      rip.pod_rank = *use.pod_rank;
+      rip.pod_uid = use.pod_uid;
+      rip.allow_sub_health = policy.sub_healthy_strategy == "ignore";
+      for (const FaultJobPod& p : job->pods) {
+        if (p.rank != 0 || p.uid == use.pod_uid || p.node.empty()) continue;
+        auto n0 = nodes_.find(p.node);
+        if (n0 == nodes_.end() || !n0->second.device_original.has_value()) continue;
+        std::set<std::string> names;
+        for (int64_t pid : p.npus) names.insert(n0->second.device_original->NpuName(pid));
+        rip.rank0_eligible = PodEligibleForRecoverInPlace(*n0->second.device_original, names,
+                                                          rip.allow_sub_health, now);
+      }
+      in.recover_in_place.npus[npu] = rip;
+    }
+  }
+  return in;
+}
+
+std::optional<int64_t> FaultCentre::ProcessDevice(const std::string& node, NodeState& ns,
+                                                  std::vector<std::string>* jobs) {
+  if (!ns.device_original.has_value()) return std::nullopt;
+  const int64_t now = NowMs();
+  // Forget business reports older than 60 s (recovery-protocol.md §8.3).
+  for (auto& [job, reports] : retry_) {
+    for (auto it = reports.begin(); it != reports.end();) {
+      it = now - it->second.report_ms > kRetryReportForgetMs ? reports.erase(it) : std::next(it);
+    }
+  }
+  DeviceCycleInput input = DeviceInputFor(node, *ns.device_original, now);
+  DeviceCycleOutput out = RunDeviceCycle(*ns.device_original, ns.device_state, input);
+  // A re-run that changes nothing keeps the UpdateTime of the previous result, so that a
+  // node is not republished just because it was looked at again.
+  if (ns.device_out.has_value() && out.record.update_time_s != ns.device_original->update_time_s) {
+    DeviceRecord same = out.record;
+    same.update_time_s = ns.device_out->record.update_time_s;
+    if (same == ns.device_out->record) out.record.update_time_s = same.update_time_s;
+  }
+  const bool changed = !ns.device_out.has_value() || ns.device_out->record != out.record ||
+                       ns.device_out->custom_hidden != out.custom_hidden ||
+                       ns.device_out->in_place_hidden != out.in_place_hidden ||
+                       ns.device_out->force_added != out.force_added;
+  if (!out.occurrences.empty()) {
+    manual_.Submit(out.occurrences);
+    if (auto due = manual_.NextTriageDue())
+      ScheduleAt(FaultCentreKey::Of(Kind::kManualTriage), *due);
+  }
+  const std::optional<int64_t> due = out.next_due_ms;
+  publisher_.Upsert(ClusterInfoPublisher::Kind::kDevice, out.record.cm_name,
+                    RenderDeviceEntry(out.record));
+  ns.device_out = std::move(out);
+  if (changed) QueueJobsOn(node, jobs);
+  return due;
+}
+
+std::optional<int64_t> FaultCentre::ProcessSwitch(const std::string& node, NodeState& ns) {
+  if (!ns.switch_original.has_value()) return std::nullopt;
+  SwitchCycleInput in;
+  in.now_ms = NowMs();
+  for (const std::string& id : index_.JobsOn(node)) {
+    if (const FaultJob* job = index_.Job(id);
+        job != nullptr && (!job->policy.code_rules.empty() || !job->policy.level_rules.empty())) {
+      in.policies.push_back(&job->policy);
+    }
+  }
+  in.any_npu_used = index_.npus_by_node.count(node) != 0 && !index_.npus_by_node.at(node).empty();
+  SwitchCycleOutput out = RunSwitchCycle(*ns.switch_original, ns.switch_state, in);
+  publisher_.Upsert(ClusterInfoPublisher::Kind::kSwitch, out.record.cm_name,
+                    RenderSwitchEntry(out.record));
+  ns.switch_out = std::move(out.record);
+  return out.next_due_ms;
+}
+
+void FaultCentre::HandleNodeInfo(const std::string& node, std::vector<std::string>* jobs) {
+  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::NodeInfo(node));
+  NodeState& ns = nodes_[node];
+  if (pending.has_value()) {
+    if (!pending->has_value()) {
+      if (ns.node_original.has_value()) {
+        publisher_.Remove(ClusterInfoPublisher::Kind::kNode, ns.node_original->cm_name);
+      }
+      ns.node_original.reset();
+      ns.node_out.reset();
+      QueueJobsOn(node, jobs);
+      return;
+    }
+    absl::StatusOr<NodeRecord> record = NodeRecordFromConfigMap(**pending, options_.intake);
+    if (!record.ok()) {
+      Reject("node-info", IntakeRejectionReason(record.status()),
+             absl::StrCat("node-info ConfigMap ignored, last good state kept: ",
+                          record.status().message()));
+      return;
+    }
+    ns.node_original = *std::move(record);
+  }
+  if (!ns.node_original.has_value()) return;
+  const bool used = index_.npus_by_node.count(node) != 0 && !index_.npus_by_node.at(node).empty();
+  NodeRecord out = RunNodeCycle(*ns.node_original, used);
+  const bool changed = !ns.node_out.has_value() || *ns.node_out != out;
+  publisher_.Upsert(ClusterInfoPublisher::Kind::kNode, out.cm_name, RenderNodeEntry(out));
+  ns.node_out = std::move(out);
+  if (changed) QueueJobsOn(node, jobs);
+}
+
+void FaultCentre::HandleK8sNode(const std::string& node, std::vector<std::string>* jobs) {
+  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::K8sNode(node));
+  if (!pending.has_value()) return;
+  NodeState& ns = nodes_[node];
+  const bool was_ready = NodeReady(&ns);
+  if (!ns.sn.empty()) node_by_sn_.erase(ns.sn);
+  if (!pending->has_value()) {
+    if (ns.k8s_exists) --k8s_nodes_;
+    ns.k8s_exists = false;
+    ns.k8s_ready = false;
+    ns.sn.clear();
+  } else {
+    if (!ns.k8s_exists) ++k8s_nodes_;
+    ns.k8s_exists = true;
+    ns.k8s_ready = NodeIsReady(**pending);
+    ns.ip = NodeInternalIp(**pending);
+    ns.sn = NodeSerial(**pending);
+    if (!ns.sn.empty()) node_by_sn_[ns.sn] = node;
+  }
+  if (NodeReady(&ns) != was_ready) QueueJobsOn(node, jobs);
+}
+
+JobNodeView FaultCentre::ViewOf(const std::string& node) const {
+  JobNodeView v;
+  auto it = nodes_.find(node);
+  v.node_ready = NodeReady(it == nodes_.end() ? nullptr : &it->second);
+  if (it == nodes_.end()) return v;
+  const NodeState& ns = it->second;
+  if (ns.device_out.has_value()) {
+    v.device = &ns.device_out->record;
+    v.custom_hidden = &ns.device_out->custom_hidden;
+    v.in_place_hidden = &ns.device_out->in_place_hidden;
+    v.force_added = &ns.device_out->force_added;
+  }
+  if (ns.switch_out.has_value()) v.switch_record = &*ns.switch_out;
+  if (ns.node_out.has_value()) v.node_record = &*ns.node_out;
+  return v;
+}
+
+}  // namespace clusterd::cluster
