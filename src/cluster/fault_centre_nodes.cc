@@ -159,7 +159,8 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
       if (mindie_filter) {
         FaultJobPolicy& effective = mindie_policies_[job->job_id];
         effective = policy;
-        effective.level_rules.push_back(CustomFilterRule{"RestartRequest", kCustomFilterDefaultSeconds});
+        effective.level_rules.push_back(CustomFilterRule{std::string(model::kLevelRestartRequest),
+                                                         kCustomFilterDefaultSeconds});
         in.custom_filter.rules_by_npu[npu] = &effective;
       } else {
         in.custom_filter.rules_by_npu[npu] = &policy;

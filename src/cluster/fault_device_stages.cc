@@ -8,11 +8,11 @@
 namespace clusterd::cluster {
 namespace {
 
-constexpr std::string_view kRestartRequest = "RestartRequest";
-constexpr std::string_view kRestartBusiness = "RestartBusiness";
-constexpr std::string_view kNotHandle = "NotHandleFault";
-constexpr std::string_view kSubHealth = "SubHealthFault";
-constexpr std::string_view kPreSeparateNpu = "PreSeparateNPU";
+constexpr std::string_view kRestartRequest = model::kLevelRestartRequest;
+constexpr std::string_view kRestartBusiness = model::kLevelRestartBusiness;
+constexpr std::string_view kNotHandle = model::kLevelNotHandleFault;
+constexpr std::string_view kSubHealth = model::kLevelSubHealthFault;
+constexpr std::string_view kPreSeparateNpu = model::kLevelPreSeparateNPU;
 
 bool IsChipType(std::string_view fault_type) {
   return fault_type != model::kFaultTypeCardNetworkUnhealthy;

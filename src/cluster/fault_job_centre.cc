@@ -368,7 +368,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
         FaultDevice d = base;
         d.device_type = std::string(kDeviceTypeNode);
         d.device_id = "-1";
-        d.level = "SeparateNPU";
+        d.level = std::string(model::kLevelSeparateNPU);
         out.devices.push_back(std::move(d));
       }
       if (view.node_record != nullptr) {
@@ -431,7 +431,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
         for (const FaultJobDevice& d : s.devices) {
           FaultRankEntry r = rank_of(s, d);
           r.code = absl::StrJoin(codes, ",");
-          r.level = sw_unhealthy ? "SeparateNPU" : "SubHealthFault";
+          r.level = std::string(sw_unhealthy ? model::kLevelSeparateNPU : model::kLevelSubHealthFault);
           out.ranks.push_back(std::move(r));
         }
       }
@@ -448,7 +448,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
       for (const FaultJobDevice& d : s.devices) {
         FaultRankEntry r = rank_of(s, d);
         r.code = absl::StrJoin(codes, ",");
-        r.level = "SeparateNPU";
+        r.level = std::string(model::kLevelSeparateNPU);
         out.ranks.push_back(std::move(r));
       }
     }
@@ -456,13 +456,13 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
     if (!view.node_ready) {
       for (const FaultJobDevice& d : s.devices) {
         FaultRankEntry r = rank_of(s, d);
-        r.level = "SeparateNPU";
+        r.level = std::string(model::kLevelSeparateNPU);
         out.ranks.push_back(std::move(r));
       }
       FaultDevice d = device_of(s);
       d.device_type = std::string(kDeviceTypeNode);
       d.device_id = "-1";
-      d.level = "SeparateNPU";
+      d.level = std::string(model::kLevelSeparateNPU);
       out.devices.push_back(std::move(d));
     }
     if (view.node_record != nullptr) {
@@ -520,7 +520,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
         };
         for (const NpuFault& f : dev.faults) {
           if (f.npu_name != npu) continue;
-          if (f.level == "FreeRestartNPU" && !listed_unhealthy) continue;
+          if (f.level == model::kLevelFreeRestartNPU && !listed_unhealthy) continue;
           const std::string code = f.code == kPseudoCodeManuallySeparate ? "" : f.code;
           if (f.code == model::kFaultCodeUce || f.code == model::kFaultCodeHcclRetry)
             has_retry_code = true;
@@ -544,7 +544,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
                                                    : model::kFaultCodeUce);
           FaultRankEntry r = rank_of(s, jd);
           r.code = code;
-          r.level = "RestartBusiness";
+          r.level = std::string(model::kLevelRestartBusiness);
           r.device_id = device_id;
           r.do_step_retry = true;
           r.do_restart_in_place = in_place;
@@ -553,7 +553,7 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
           d.device_type = std::string(kDeviceTypeNpu);
           d.device_id = device_id;
           d.code = code;
-          d.level = "RestartBusiness";
+          d.level = std::string(model::kLevelRestartBusiness);
           out.devices.push_back(std::move(d));
           due(report->report_ms + kRetryReportWindowMs);
         }
@@ -579,8 +579,11 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
     if (auto rel = relation_by_node.find(s.node); rel != relation_by_node.end()) {
       bool switch_done = false;
       for (const RelationFault* f : rel->second) {
-        const std::string level =
-            f->strategy == kStrategySeparate ? "SeparateFault" : "SubHealthFault";
+        // The relation rules' own spelling of separation ("SeparateFault", the switch
+        // vocabulary), as the original reports it.
+        const std::string level = f->strategy == kStrategySeparate
+                                      ? "SeparateFault"
+                                      : std::string(model::kLevelSubHealthFault);
         if (f->is_switch) {
           if (switch_done) continue;
           switch_done = true;
@@ -622,10 +625,10 @@ JobFaultRankResult ComputeJobFaultRanks(const FaultJob& job, const NodeViewFn& n
     if (strategy == kStrategySubHealth) subhealthy = true;
   }
   for (const FaultRankEntry& r : out.ranks) {
-    if (r.level == "SubHealthFault") {
+    if (r.level == model::kLevelSubHealthFault) {
       subhealthy = true;
-    } else if (r.level != "NotHandleFault" && r.level != "PreSeparate" &&
-               r.level != "PreSeparateNPU") {
+    } else if (r.level != model::kLevelNotHandleFault && r.level != "PreSeparate" &&
+               r.level != model::kLevelPreSeparateNPU) {
       unhealthy = true;
     }
   }

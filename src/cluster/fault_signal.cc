@@ -8,15 +8,15 @@
 namespace clusterd::cluster {
 
 int LevelStateRank(std::string_view level) {
-  if (level == "SubHealthFault" || level == "SubHealth" || level == "PreSeparateFault" ||
-      level == "PreSeparate" || level == "PreSeparateNPU") {
-    return 1;
+  using model::FaultLevel;
+  if (std::optional<FaultLevel> chip = model::ParseFaultLevel(level)) {
+    if (*chip == FaultLevel::kSubHealthFault || *chip == FaultLevel::kPreSeparateNPU) return 1;
+    // RestartRequest and everything more severe; NotHandleFault and the normal levels are 0.
+    return *chip <= FaultLevel::kRestartRequest ? 2 : 0;
   }
-  if (level == "RestartRequest" || level == "RestartBusiness" || level == "RestartNPU" ||
-      level == "FreeRestartNPU" || level == "SeparateNPU" || level == "ManuallySeparateNPU" ||
-      level == "SeparateFault" || level == "Separate") {
-    return 2;
-  }
+  // The switch and relation-fault vocabulary.
+  if (level == "SubHealth" || level == "PreSeparateFault" || level == "PreSeparate") return 1;
+  if (level == "SeparateFault" || level == "Separate") return 2;
   return 0;
 }
 
@@ -133,7 +133,7 @@ std::vector<FaultDevice> FaultQueryEntries(const JobFaultRanks& faults) {
 
 std::vector<FaultDevice> FaultServiceEntries(const JobFaultRanks& faults) {
   std::vector<FaultDevice> out = FaultQueryEntries(faults);
-  std::erase_if(out, [](const FaultDevice& d) { return d.level == "NotHandleFault"; });
+  std::erase_if(out, [](const FaultDevice& d) { return d.level == model::kLevelNotHandleFault; });
   return out;
 }
 
@@ -169,9 +169,9 @@ FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nod
         // Unlike the original (the last fault's level wins), the most serious one does.
         int state = 0;
         for (const NpuFault* f : list) {
-          if (f->level == "SubHealthFault") {
+          if (f->level == model::kLevelSubHealthFault) {
             state = std::max(state, 1);
-          } else if (f->level != "NotHandleFault") {
+          } else if (f->level != model::kLevelNotHandleFault) {
             state = 2;
           }
           if (!f->code.empty() && f->code != kPseudoCodeManuallySeparate) {
@@ -218,7 +218,7 @@ FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nod
         dev.fault_levels.assign(fd.fault_code.size(), fd.fault_level);
         if (fd.fault_level == "SeparateFault") {
           dev.fault_level = std::string(kUnHealthy);
-        } else if (fd.fault_level == "SubHealthFault") {
+        } else if (fd.fault_level == model::kLevelSubHealthFault) {
           dev.fault_level = std::string(kSubHealthy);
         } else if (fd.fault_level == "PreSeparateFault") {
           dev.fault_level = n.node_record->info.node_status;

@@ -18,7 +18,7 @@ int SwitchLevelRank(std::string_view level) {
 
 std::string SwitchLevelAlias(std::string_view level) {
   if (level == "ResetFault" || level == "SeparateFault") return "Separate";
-  if (level == "RestartRequestFault") return "RestartRequest";
+  if (level == "RestartRequestFault") return std::string(model::kLevelRestartRequest);
   if (level == "PreSeparateFault") return "PreSeparate";
   return std::string(level);
 }

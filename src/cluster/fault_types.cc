@@ -25,8 +25,10 @@ std::string_view MoreSevereLevel(std::string_view a, std::string_view b) {
 }
 
 bool IsBenignLevel(std::string_view level) {
-  return level == "NotHandleFault" || level == "SubHealthFault" || level == "NormalNPU" ||
-         level == "NormalNetwork";
+  std::optional<model::FaultLevel> parsed = model::ParseFaultLevel(level);
+  return parsed.has_value() && (!model::IsFault(*parsed) ||
+                                *parsed == model::FaultLevel::kNotHandleFault ||
+                                *parsed == model::FaultLevel::kSubHealthFault);
 }
 
 std::string DeviceRecord::NpuName(int64_t physical_id) const {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/time_format.h"
+#include "model/fault_level.h"
 
 namespace clusterd::cluster {
 namespace {
@@ -45,8 +46,11 @@ bool InterruptsTraining(std::string_view level) {
   // fault-pipeline.md §4: these levels leave the job running (NormalNPU/NormalNetwork are not
   // faults, SubHealthFault is handled only when the job allows it, PreSeparateNPU waits for the
   // next interruption).
-  return !(level.empty() || level == "NotHandleFault" || level == "SubHealthFault" ||
-           level == "PreSeparateNPU" || level == "NormalNPU" || level == "NormalNetwork");
+  using model::FaultLevel;
+  std::optional<FaultLevel> parsed = model::ParseFaultLevel(level);
+  if (!parsed.has_value()) return !level.empty();
+  return model::IsFault(*parsed) && *parsed != FaultLevel::kNotHandleFault &&
+         *parsed != FaultLevel::kSubHealthFault && *parsed != FaultLevel::kPreSeparateNPU;
 }
 
 absl::Duration JobGoodput::Total(TimeUse u, absl::Time now) const {

@@ -109,7 +109,7 @@ ManualCache ParseManualInfo(const std::map<std::string, std::string>& data,
       for (const auto& item : *list) {
         ManualDetail d;
         d.fault_code = StringOr(item, "FaultCode", "");
-        d.fault_level = StringOr(item, "FaultLevel", "ManuallySeparateNPU");
+        d.fault_level = StringOr(item, "FaultLevel", std::string(model::kLevelManuallySeparateNPU));
         if (auto t = GetInt64(item, "LastSeparateTime"); t.ok()) d.last_separate_ms = *t;
         details.push_back(std::move(d));
       }
@@ -172,7 +172,7 @@ bool ManualSeparationEngine::Count(const FaultOccurrence& o) {
   if (it != details.end()) {
     it->last_separate_ms = o.received_ms;
   } else {
-    details.push_back(ManualDetail{o.code, "ManuallySeparateNPU", o.received_ms});
+    details.push_back(ManualDetail{o.code, std::string(model::kLevelManuallySeparateNPU), o.received_ms});
   }
   return true;
 }

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "cluster/fault_stages.h"
+#include "model/fault_level.h"
 
 namespace clusterd::cluster {
 
@@ -40,7 +41,7 @@ absl::StatusOr<ManualSeparationPolicy> ParseManualSeparationPolicy(std::string_v
 
 struct ManualDetail {
   std::string fault_code;
-  std::string fault_level{"ManuallySeparateNPU"};
+  std::string fault_level{model::kLevelManuallySeparateNPU};
   int64_t last_separate_ms = 0;
   bool operator==(const ManualDetail&) const = default;
 };

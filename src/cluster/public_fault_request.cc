@@ -6,6 +6,7 @@
 #include "common/json_util.h"
 #include "common/status_util.h"
 #include "model/go_json.h"
+#include "model/fault_level.h"
 
 namespace clusterd::cluster {
 namespace {
@@ -129,11 +130,11 @@ absl::StatusOr<PublicFaultConfig> ParsePublicFaultConfig(std::string_view text) 
   }
   // Least severe first, so that the §9.3 order (SeparateNPU, PreSeparateNPU, SubHealthFault,
   // NotHandleFault) wins by overwriting.
-  const std::pair<const char*, const char*> categories[] = {
-      {"NotHandleFaultCodes", "NotHandleFault"},
-      {"SubHealthFaultCodes", "SubHealthFault"},
-      {"PreSeparateNPUCodes", "PreSeparateNPU"},
-      {"SeparateNPUCodes", "SeparateNPU"},
+  const std::pair<const char*, std::string_view> categories[] = {
+      {"NotHandleFaultCodes", model::kLevelNotHandleFault},
+      {"SubHealthFaultCodes", model::kLevelSubHealthFault},
+      {"PreSeparateNPUCodes", model::kLevelPreSeparateNPU},
+      {"SeparateNPUCodes", model::kLevelSeparateNPU},
   };
   for (const auto& [key, level] : categories) {
     std::vector<std::string> list;

@@ -6,9 +6,9 @@ namespace clusterd::model {
 namespace {
 
 constexpr std::array<std::string_view, kNumFaultLevels> kNames = {
-    "ManuallySeparateNPU", "SeparateNPU",     "PreSeparateNPU", "RestartNPU",
-    "FreeRestartNPU",      "RestartBusiness", "RestartRequest", "SubHealthFault",
-    "NotHandleFault",      "NormalNPU",       "NormalNetwork",
+    kLevelManuallySeparateNPU, kLevelSeparateNPU,     kLevelPreSeparateNPU, kLevelRestartNPU,
+    kLevelFreeRestartNPU,      kLevelRestartBusiness, kLevelRestartRequest, kLevelSubHealthFault,
+    kLevelNotHandleFault,      kLevelNormalNPU,       kLevelNormalNetwork,
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "common/metrics.h"
 #include "common/thread_name.h"
 #include "server/dashboard.h"
+#include "model/fault_level.h"
 
 namespace clusterd::server {
 namespace {
@@ -223,7 +224,7 @@ void GoodputBridge::NoteEpisodeFaults(const cluster::JobFaultRanks& faults) {
   std::set<std::string> now_keys;
   std::vector<cluster::EpisodeFault> hit;
   for (const cluster::FaultDevice& d : faults.devices) {
-    if (d.level.empty() || d.level == "NotHandleFault") continue;
+    if (d.level.empty() || d.level == model::kLevelNotHandleFault) continue;
     std::string key = FaultKey(d);
     if (!before.contains(key) && !now_keys.contains(key)) {
       hit.push_back({d.server_name, d.device_id, d.code, d.level,

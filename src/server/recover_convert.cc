@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "common/time_format.h"
 #include "recovery/vocabulary.h"
+#include "model/fault_level.h"
 
 namespace clusterd::server {
 namespace {
@@ -160,7 +161,8 @@ recovery::JobTopology TopologyOf(const std::optional<cluster::JobRecord>& record
 }
 
 bool RecoveryIgnoresLevel(std::string_view level) {
-  return level == "NotHandleFault" || level == "PreSeparateNPU" || level == "PreSeparate";
+  return level == model::kLevelNotHandleFault || level == model::kLevelPreSeparateNPU ||
+         level == "PreSeparate";  // the switch vocabulary's spelling
 }
 
 recovery::HardwareFaultsPublished HardwareFaultsOf(const cluster::JobFaultRanks& faults) {
