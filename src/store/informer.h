@@ -101,8 +101,8 @@ class SharedInformer {
   size_t Size() const;
 
   // Waits until the change with this resourceVersion (or a later one of this resource) is in
-  // the cache and was delivered to the handlers; false after `timeout`. For tests, which cannot otherwise know when the
-  // asynchronous watch delivered their write.
+  // the cache and was delivered to the handlers; false after `timeout`. For tests, which cannot
+  // otherwise know when the asynchronous watch delivered their write.
   bool WaitForVersion(std::string_view resource_version, absl::Duration timeout) const;
 
   // "namespace/name", or "name" for a cluster-scoped object (the cache's key).
