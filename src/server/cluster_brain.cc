@@ -8,7 +8,7 @@ namespace clusterd::server {
 ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
     : informers_(store),
       jobs_(store, clock, options.registry, &informers_),
-      global_rank_tables_(store, jobs_, clock, options.global_rank_tables),
+      global_rank_tables_(store, jobs_, clock, options.global_rank_tables, &informers_),
       data_trace_(store, jobs_),
       faults_(store, clock, &jobs_, options.faults),
       recovery_(store, clock, &jobs_, &faults_, options.recovery, &informers_),

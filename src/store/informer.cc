@@ -316,9 +316,10 @@ void SharedInformer::Core::AddLocked(const std::shared_ptr<Slot>& slot) {
   handlers.push_back(slot);
   for (const auto& o : current) {
     if (!slot->active) break;  // dropped from inside its own replay
-    if (slot->handler.filter.Matches(*o)) {
-      slot->handler.on_event(WatchEvent{WatchEventType::kAdded, *o});
-    }
+    if (!slot->handler.filter.Matches(*o)) continue;
+    const WatchHandler& to =
+        slot->handler.on_replay != nullptr ? slot->handler.on_replay : slot->handler.on_event;
+    to(WatchEvent{WatchEventType::kAdded, *o});
   }
 }
 

@@ -38,6 +38,10 @@ struct InformerHandler {
   // Serialised with every other delivery of the informer (see SharedInformer::AddHandler).
   // Must not block: record what changed, enqueue a key, return.
   WatchHandler on_event = nullptr;
+  // If set, the replay of the cached objects to a handler registered after the start goes here
+  // instead of to on_event: a consumer that used to list, then watch from the listed version,
+  // rebuilds its state without queueing work for every object.
+  WatchHandler on_replay = nullptr;
 };
 
 // The values an object has for one index (e.g. a pod's node name); empty = not in the index.
@@ -78,8 +82,8 @@ class SharedInformer {
   absl::Status AddIndex(std::string_view name, IndexFunc index);
 
   // Registers a handler. Before Start() it receives the initial list as ADDED; after it, the
-  // objects cached now that match its filter are delivered as ADDED before AddHandler returns,
-  // then every change.
+  // objects cached now that match its filter are delivered as ADDED (to on_replay if set)
+  // before AddHandler returns, then every change.
   std::unique_ptr<InformerRegistration> AddHandler(InformerHandler handler);
 
   // Lists, delivers the list, then watches from the listed version. Idempotent; after Stop()

@@ -163,6 +163,14 @@ TEST_F(InformerTest, AHandlerRegisteredAfterTheStartGetsTheExistingObjectsFirst)
   Put("a", {{"x", "y"}});
   ASSERT_TRUE(later.WaitFor(WatchEventType::kModified, "a"));
   EXPECT_THAT(Describe(later.Events()), ElementsAre("ADDED a", "ADDED b", "MODIFIED a"));
+
+  // With on_replay, the existing objects go there and only the changes to on_event.
+  EventLog replayed, changes;
+  auto r3 = cms.AddHandler({.on_event = changes.Handler(), .on_replay = replayed.Handler()});
+  EXPECT_THAT(Describe(replayed.Events()), ElementsAre("ADDED a", "ADDED b"));
+  Await(cms, Put("c"));
+  EXPECT_THAT(Describe(changes.Events()), ElementsAre("ADDED c"));
+  EXPECT_EQ(replayed.Count(), 2u);
 }
 
 TEST_F(InformerTest, AFilterSeesObjectsEnterAndLeaveItAsAddedAndDeleted) {
