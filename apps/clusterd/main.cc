@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
   http_options.slow_nodes = &brain.slow_nodes();
   http_options.net_faults = brain.net_faults();
   // The dashboard's live fault feed follows the cluster-info ConfigMaps the fault centre writes.
-  clusterd::server::FaultFeed fault_feed(**store, brain.faults());
+  clusterd::server::FaultFeed fault_feed(**store, brain.faults(), /*capacity=*/1000,
+                                         &brain.informers());
   if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
   http_options.fault_feed = &fault_feed;
   brain.StartGoodput(&fault_feed);

@@ -71,8 +71,12 @@ bool LooksLikeJobPod(const PodInfo& p) {
 
 }  // namespace
 
-JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options options)
+JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options options,
+                         store::InformerFactory* informers)
     : store_(store),
+      own_informers_(informers == nullptr ? std::make_unique<store::InformerFactory>(store)
+                                          : nullptr),
+      informers_(informers != nullptr ? informers : own_informers_.get()),
       clock_(clock),
       options_(options),
       bucket_(options.reconcile_rate, options.reconcile_burst, clock),
@@ -120,12 +124,20 @@ void JobRegistry::NotifyInstance(const PodInfo& pod) {
 }
 
 absl::Status JobRegistry::Start() {
-  absl::StatusOr<store::ObjectList> nodes = store_.List(store::kNodes, {});
-  if (!nodes.ok()) return Annotate(nodes.status(), "job registry: listing nodes");
-  absl::StatusOr<store::ObjectList> pgs = store_.List(store::kPodGroups, {});
-  if (!pgs.ok()) return Annotate(pgs.status(), "job registry: listing podgroups");
-  absl::StatusOr<store::ObjectList> pods = store_.List(store::kPods, {});
-  if (!pods.ok()) return Annotate(pods.status(), "job registry: listing pods");
+  // Registered nodes first, then pods, then PodGroups: a PodGroup owned by a soft-share pod is
+  // recognised only once the pod is cached (IgnoredSoftSharePodGroup).
+  const std::pair<std::string_view, void (JobRegistry::*)(const store::WatchEvent&)> feeds[] = {
+      {store::kNodes, &JobRegistry::OnNodeEvent},
+      {store::kPods, &JobRegistry::OnPodEvent},
+      {store::kPodGroups, &JobRegistry::OnPodGroupEvent}};
+  for (const auto& [resource, handler] : feeds) {
+    store::SharedInformer& informer = informers_->For(resource);
+    if (absl::Status s = informer.Start(); !s.ok()) {
+      return Annotate(s, absl::StrCat("job registry: watching ", Sv(resource)));
+    }
+    registrations_.push_back(informer.AddHandler(
+        {.on_event = [this, h = handler](const store::WatchEvent& e) { (this->*h)(e); }}));
+  }
   store::ListOptions summaries;
   summaries.selector =
       *store::LabelSelector::Parse(absl::StrCat(Sv(kLabelOutsideJobInfo), "=true"));
@@ -133,42 +145,22 @@ absl::Status JobRegistry::Start() {
   if (!cms.ok()) return Annotate(cms.status(), "job registry: listing job-summary configmaps");
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& n : nodes->items) ApplyNode(store::WatchEventType::kAdded, n);
-    for (const auto& p : pods->items) ApplyPod(store::WatchEventType::kAdded, p);
-    for (const auto& g : pgs->items) ApplyPodGroup(store::WatchEventType::kAdded, g);
     for (const auto& cm : cms->items) RecoverFromSummary(cm);
     UpdateGaugesLocked();
   }
   LogInfo(kComponent, "started",
-          {{"podgroups", pgs->items.size()},
-           {"pods", pods->items.size()},
-           {"nodes", nodes->items.size()},
+          {{"podgroups", informers_->For(store::kPodGroups).Size()},
+           {"pods", informers_->For(store::kPods).Size()},
+           {"nodes", informers_->For(store::kNodes).Size()},
            {"job_summaries", cms->items.size()}});
-
-  auto watch = [&](std::string_view resource, const std::string& version,
-                   void (JobRegistry::*handler)(const store::WatchEvent&)) -> absl::Status {
-    store::WatchOptions options;
-    options.resource_version = version;
-    auto handle = store_.Watch(
-        resource, options, [this, handler](const store::WatchEvent& e) { (this->*handler)(e); });
-    if (!handle.ok()) {
-      return Annotate(handle.status(), absl::StrCat("job registry: watching ", Sv(resource)));
-    }
-    watches_.push_back(*std::move(handle));
-    return absl::OkStatus();
-  };
-  CLUSTERD_RETURN_IF_ERROR(
-      watch(store::kNodes, nodes->resource_version, &JobRegistry::OnNodeEvent));
-  CLUSTERD_RETURN_IF_ERROR(
-      watch(store::kPodGroups, pgs->resource_version, &JobRegistry::OnPodGroupEvent));
-  CLUSTERD_RETURN_IF_ERROR(watch(store::kPods, pods->resource_version, &JobRegistry::OnPodEvent));
   controller_.EnqueueAfter(std::string(kConsistencyKey), options_.consistency_period);
   return absl::OkStatus();
 }
 
 void JobRegistry::Stop() {
-  watches_.clear();
+  registrations_.clear();
   controller_.Stop();
+  if (own_informers_ != nullptr) own_informers_->Stop();
 }
 
 // ---- intake ----

@@ -22,6 +22,7 @@
 #include "model/pod_group_info.h"
 #include "model/pod_info.h"
 #include "runtime/controller.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -29,10 +30,10 @@ namespace clusterd::cluster {
 // The job registry (jobs-ranktable-diagnosis.md §1): which job owns which pods, ranks and NPUs,
 // each job's status, its rank table and its job-summary ConfigMaps and signals.
 //
-// Fed by store watches on PodGroups, Pods and Nodes. A watch handler only decodes the object,
-// updates the registry's cache and records the job's pending operation ("latest operation
-// wins", §1.7) before adding the job id to a keyed WorkQueue; a worker re-reads the cache and
-// applies DecideJob (job_lifecycle.h), then writes the ConfigMaps and emits the signal. Timers
+// Fed by the shared informers (store/informer.h) of PodGroups, Pods and Nodes. A handler only
+// decodes the object, updates the registry's cache and records the job's pending operation ("latest
+// operation wins", §1.7) before adding the job id to a keyed WorkQueue; a worker re-reads the cache
+// and applies DecideJob (job_lifecycle.h), then writes the ConfigMaps and emits the signal. Timers
 // (the 60 s pre-delete grace, the hourly consistency re-check, retries) are WorkQueue::AddAfter
 // on the Clock: nothing polls.
 //
@@ -63,7 +64,12 @@ class JobRegistry {
   };
   using SignalListener = std::function<void(const model::JobSummarySignal&)>;
 
-  JobRegistry(store::ObjectStore& store, Clock& clock, Options options);
+  // `informers` hands out the process's shared informers (ClusterBrain's); null: the registry
+  // keeps informers of its own over `store` (tests, benchmarks).
+  JobRegistry(store::ObjectStore& store, Clock& clock, Options options,
+              store::InformerFactory* informers);
+  JobRegistry(store::ObjectStore& store, Clock& clock, Options options)
+      : JobRegistry(store, clock, options, nullptr) {}
   JobRegistry(store::ObjectStore& store, Clock& clock) : JobRegistry(store, clock, Options{}) {}
   ~JobRegistry();
 
@@ -88,10 +94,12 @@ class JobRegistry {
                                          const std::string& job_id)>;
   void AddPodListener(PodListener listener);
 
-  // Lists PodGroups, Pods, Nodes and job-summary ConfigMaps, rebuilds the caches and records,
-  // queues every job, and watches from the listed versions.
+  // Starts the informers of PodGroups, Pods and Nodes (if not yet started), registers on them
+  // (the cached objects are delivered before this returns: nodes, pods, then PodGroups), lists
+  // the job-summary ConfigMaps, rebuilds the records and queues every job.
   absl::Status Start();
-  // Stops the watches and the reconciles.
+  // Unregisters from the informers (stops them if they are the registry's own) and stops the
+  // reconciles.
   void Stop();
   // The reconciles run on this controller: production starts its worker after Start(); tests and
   // benchmarks driven by a ManualClock pump it (RunUntilIdleForTest, after advancing the clock).
@@ -170,6 +178,8 @@ class JobRegistry {
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   store::ObjectStore& store_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  store::InformerFactory* const informers_;
   Clock& clock_;
   const Options options_;
   TokenBucket bucket_;
@@ -193,7 +203,7 @@ class JobRegistry {
   absl::flat_hash_map<std::string, std::shared_ptr<const JobRecord>> records_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, JobOperation> pending_ ABSL_GUARDED_BY(mu_);
 
-  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+  std::vector<std::unique_ptr<store::InformerRegistration>> registrations_;
 
   Gauge& jobs_gauge_;
   Gauge& pods_gauge_;

@@ -56,8 +56,11 @@ std::vector<MindIePod> ToMindIePods(const std::vector<model::PodInfo>& pods) {
 }  // namespace
 
 GlobalRankTableFeed::GlobalRankTableFeed(store::ObjectStore& store, JobRegistry& registry,
-                                         Clock& clock, Options options)
-    : store_(store),
+                                         Clock& clock, Options options,
+                                         store::InformerFactory* informers)
+    : own_informers_(informers == nullptr ? std::make_unique<store::InformerFactory>(store)
+                                          : nullptr),
+      informers_(informers != nullptr ? informers : own_informers_.get()),
       registry_(registry),
       options_(options),
       pushed_(GenerationCounter("pushed")),
@@ -77,50 +80,44 @@ void GlobalRankTableFeed::SetSink(Sink sink) { sink_ = std::move(sink); }
 
 absl::Status GlobalRankTableFeed::Start() {
   registry_.AddInstanceListener([this](const std::string& job_id) { controller_.Enqueue(job_id); });
-  store::ListOptions list_options;
-  list_options.selector = *store::LabelSelector::Parse(kConsumerSelector);
-  absl::StatusOr<store::ObjectList> cms = store_.List(store::kConfigMaps, list_options);
-  if (!cms.ok()) return Annotate(cms.status(), "global rank tables: listing configmaps");
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& cm : cms->items) {
-      if (auto instance = InstanceOf(cm))
-        instances_[instance->ns + "/" + instance->name] = *instance;
-    }
+  store::SharedInformer& cms = informers_->For(store::kConfigMaps);
+  if (absl::Status s = cms.Start(); !s.ok()) {
+    return Annotate(s, "global rank tables: watching configmaps");
   }
-  store::WatchOptions watch_options;
-  watch_options.selector = list_options.selector;
-  watch_options.resource_version = cms->resource_version;
-  auto handle = store_.Watch(store::kConfigMaps, watch_options,
-                             [this](const store::WatchEvent& e) { OnConfigMapEvent(e); });
-  if (!handle.ok()) return Annotate(handle.status(), "global rank tables: watching configmaps");
-  watch_ = *std::move(handle);
+  // The ConfigMaps there now only rebuild the instances; their changes queue generations.
+  registration_ =
+      cms.AddHandler({.filter = {.selector = *store::LabelSelector::Parse(kConsumerSelector)},
+                      .on_event = [this](const store::WatchEvent& e) { OnConfigMapEvent(e); },
+                      .on_replay = [this](const store::WatchEvent& e) { (void)Record(e); }});
   return absl::OkStatus();
 }
 
 void GlobalRankTableFeed::Stop() {
-  watch_.reset();
+  registration_.reset();
   controller_.Stop();
+  if (own_informers_ != nullptr) own_informers_->Stop();
 }
 
 void GlobalRankTableFeed::Request(const std::string& job_id, absl::Duration delay) {
   controller_.EnqueueAfter(job_id, delay);
 }
 
-void GlobalRankTableFeed::OnConfigMapEvent(const store::WatchEvent& event) {
+std::optional<std::string> GlobalRankTableFeed::Record(const store::WatchEvent& event) {
   std::optional<InstanceConfigMap> instance = InstanceOf(event.object);
-  if (!instance.has_value()) return;
+  if (!instance.has_value()) return std::nullopt;
   const std::string key = instance->ns + "/" + instance->name;
-  const std::string job_id = instance->labels.at(std::string(model::kLabelMindIeJobId));
-  {
-    absl::MutexLock lock(&mu_);
-    if (event.type == store::WatchEventType::kDeleted) {
-      instances_.erase(key);
-    } else {
-      instances_[key] = *std::move(instance);
-    }
+  std::string job_id = instance->labels.at(std::string(model::kLabelMindIeJobId));
+  absl::MutexLock lock(&mu_);
+  if (event.type == store::WatchEventType::kDeleted) {
+    instances_.erase(key);
+  } else {
+    instances_[key] = *std::move(instance);
   }
-  controller_.Enqueue(job_id);
+  return job_id;
+}
+
+void GlobalRankTableFeed::OnConfigMapEvent(const store::WatchEvent& event) {
+  if (std::optional<std::string> job_id = Record(event)) controller_.Enqueue(*job_id);
 }
 
 absl::StatusOr<model::GlobalRankTable> GlobalRankTableFeed::Generate(

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "common/metrics.h"
 #include "model/rank_table_global.h"
 #include "runtime/controller.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -42,8 +44,12 @@ class GlobalRankTableFeed {
   };
   using Sink = std::function<absl::Status(const std::string& job_id, const std::string& table)>;
 
+  // `informers` hands out the process's shared informers; null: the feed keeps its own.
   GlobalRankTableFeed(store::ObjectStore& store, JobRegistry& registry, Clock& clock,
-                      Options options);
+                      Options options, store::InformerFactory* informers);
+  GlobalRankTableFeed(store::ObjectStore& store, JobRegistry& registry, Clock& clock,
+                      Options options)
+      : GlobalRankTableFeed(store, registry, clock, options, nullptr) {}
   GlobalRankTableFeed(store::ObjectStore& store, JobRegistry& registry, Clock& clock)
       : GlobalRankTableFeed(store, registry, clock, Options{}) {}
   ~GlobalRankTableFeed();
@@ -51,7 +57,8 @@ class GlobalRankTableFeed {
   // Where generated tables go. Set before Start.
   void SetSink(Sink sink);
 
-  // Lists and watches the rings-config ConfigMaps, and subscribes to the registry's pod changes.
+  // Reads the rings-config ConfigMaps from the shared ConfigMap informer (starting it if not yet
+  // started) and registers on it, and subscribes to the registry's pod changes.
   // The generations run on controller() (its Start() runs the worker; tests pump it).
   absl::Status Start();
   void Stop();
@@ -68,12 +75,15 @@ class GlobalRankTableFeed {
 
  private:
   runtime::Result Reconcile(const std::string& job_id, int retries);
+  // Records the instance ConfigMap of `event`; its MindIE job id, if it is one.
+  std::optional<std::string> Record(const store::WatchEvent& event);
 
-  store::ObjectStore& store_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  store::InformerFactory* const informers_;
   JobRegistry& registry_;
   const Options options_;
   Sink sink_;
-  std::unique_ptr<store::WatchHandle> watch_;
+  std::unique_ptr<store::InformerRegistration> registration_;
 
   mutable absl::Mutex mu_;
   // rings-config-* ConfigMaps with label jobID, by namespace/name.

@@ -10,7 +10,7 @@
 #include "common/metrics.h"
 #include "recovery/cycle_log.h"
 #include "recovery/machine.h"
-#include "recovery/pod_group_members.h"
+#include "recovery/pod_group_index.h"
 #include "recovery/record.h"
 #include "recovery/side_effects.h"
 #include "recovery/sv.h"

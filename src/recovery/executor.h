@@ -67,7 +67,8 @@ struct JobIdentity {
 };
 
 // The pods whose annotation scheduling.k8s.io/group-name names the PodGroup. The default lists
-// the namespace's pods; the daemon passes PodGroupMembers::PodsOf, which reads only the group's.
+// the namespace's pods; the daemon passes PodsOfGroup (pod_group_index.h), which reads only the
+// group's.
 using PodLister = std::function<absl::StatusOr<std::vector<store::Object>>(
     const std::string& ns, const std::string& pod_group)>;
 

@@ -15,12 +15,13 @@ cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
 }  // namespace
 
 ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
-    : jobs_(store, clock, options.registry),
-      global_rank_tables_(store, jobs_, clock, options.global_rank_tables),
+    : informers_(store),
+      jobs_(store, clock, options.registry, &informers_),
+      global_rank_tables_(store, jobs_, clock, options.global_rank_tables, &informers_),
       data_trace_(store, jobs_),
       fault_config_(options.fault_config, clock),
       faults_(store, clock, &jobs_, WithConfig(options.faults, &fault_config_)),
-      recovery_(store, clock, &jobs_, &faults_, options.recovery),
+      recovery_(store, clock, &jobs_, &faults_, options.recovery, &informers_),
       goodput_(store, clock, options.goodput),
       slow_node_faults_(faults_, "slow-node"),
       net_faults_sink_(faults_, "slow-network"),
@@ -70,6 +71,7 @@ absl::Status ClusterBrain::Start() {
   if (absl::Status s = goodput_.Restore(); !s.ok()) {
     LogWarn("cluster-brain", "goodput state not read; starting afresh", {{"error", s}});
   }
+  // Each room starts the shared informers it registers on (the first one lists the resource).
   // The feed subscribes to the registry's pod changes before the registry lists.
   CLUSTERD_RETURN_IF_ERROR(global_rank_tables_.Start());
   CLUSTERD_RETURN_IF_ERROR(jobs_.Start());
@@ -96,6 +98,7 @@ void ClusterBrain::Stop() {
   jobs_.Stop();
   global_rank_tables_.Stop();
   faults_.Stop();
+  informers_.Stop();  // last: the rooms above have dropped their registrations
 }
 
 }  // namespace clusterd::server

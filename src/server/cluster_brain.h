@@ -16,6 +16,7 @@
 #include "server/goodput_bridge.h"
 #include "server/recovery_bridge.h"
 #include "server/slow_node_bridge.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::server {
@@ -50,8 +51,11 @@ class ClusterBrain {
   // Rebuilds the job registry from the store, starts the watches and one worker thread per
   // queue. Call after every listener (services) is attached.
   absl::Status Start();
-  // Stops watches and workers; idempotent.
+  // Stops watches and workers, then the shared informers; idempotent.
   void Stop();
+
+  // The one informer per resource that the rooms share (store/informer.h).
+  store::InformerFactory& informers() { return informers_; }
 
   cluster::JobRegistry& jobs() { return jobs_; }
   // podIP -> job ids, kept from the registry's pods (job identity of the gRPC callers).
@@ -72,6 +76,7 @@ class ClusterBrain {
   void StartGoodput(FaultFeed* feed) { goodput_.Start(feed); }
 
  private:
+  store::InformerFactory informers_;       // first: every room registers on it
   auth::PodIdentityIndex pod_identities_;  // before jobs_: the registry feeds it
   cluster::JobRegistry jobs_;
   cluster::GlobalRankTableFeed global_rank_tables_;

@@ -66,27 +66,34 @@ void FaultFeed::Diff(const State& before, const State& after, Changes* out) {
   }
 }
 
-FaultFeed::FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity)
-    : store_(store), faults_(faults), capacity_(capacity) {}
+FaultFeed::FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity,
+                     store::InformerFactory* informers)
+    : own_informers_(informers == nullptr ? std::make_unique<store::InformerFactory>(store)
+                                          : nullptr),
+      informers_(informers != nullptr ? informers : own_informers_.get()),
+      faults_(faults),
+      capacity_(capacity) {}
 
 FaultFeed::~FaultFeed() { Stop(); }
 
 absl::Status FaultFeed::Start() {
-  store::WatchOptions options;
-  options.ns = kClusterInfoNamespace;
-  auto watch = store_.Watch(store::kConfigMaps, options, [this](const store::WatchEvent& e) {
-    const std::string name = e.object["metadata"].value("name", "");
-    if (name.rfind("cluster-info-", 0) == 0) {
-      RefreshConfigMap(e.object, e.type == store::WatchEventType::kDeleted);
-    }
-  });
-  if (!watch.ok()) return watch.status();
-  watch_ = std::move(*watch);
+  store::SharedInformer& cms = informers_->For(store::kConfigMaps);
+  if (absl::Status s = cms.Start(); !s.ok()) return s;
+  registration_ =
+      cms.AddHandler({.filter = {.ns = std::string(kClusterInfoNamespace),
+                                 .predicate =
+                                     [](const store::Object& cm) {
+                                       return store::NameOf(cm).rfind("cluster-info-", 0) == 0;
+                                     }},
+                      .on_event = [this](const store::WatchEvent& e) {
+                        RefreshConfigMap(e.object, e.type == store::WatchEventType::kDeleted);
+                      }});
   return absl::OkStatus();
 }
 
 void FaultFeed::Stop() {
-  watch_.reset();
+  registration_.reset();
+  if (own_informers_ != nullptr) own_informers_->Stop();
   absl::MutexLock lock(&mu_);
   stopped_ = true;
 }

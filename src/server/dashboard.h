@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "server/http_transport.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -62,7 +63,10 @@ class FaultFeed {
   // Adds to `out` what changed from `before` to `after` (pure; seq, at and change untouched).
   static void Diff(const State& before, const State& after, Changes* out);
 
-  FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity = 1000);
+  // `informers`: the process's shared informers (the cluster-info ConfigMaps are followed
+  // through its ConfigMap informer); null: the feed keeps its own.
+  FaultFeed(store::ObjectStore& store, const cluster::FaultCentre& faults, size_t capacity = 1000,
+            store::InformerFactory* informers = nullptr);
   ~FaultFeed();
   absl::Status Start();
   void Stop();
@@ -79,7 +83,8 @@ class FaultFeed {
   bool stopped() const;
 
  private:
-  store::ObjectStore& store_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  store::InformerFactory* const informers_;
   const cluster::FaultCentre& faults_;
   const size_t capacity_;
   // Re-reads `nodes` (all nodes seen or now faulted when `all`) and appends what changed.
@@ -96,7 +101,7 @@ class FaultFeed {
   std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  std::unique_ptr<store::WatchHandle> watch_;
+  std::unique_ptr<store::InformerRegistration> registration_;
 };
 
 // The page's HTML (for tests).

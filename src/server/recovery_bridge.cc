@@ -92,21 +92,28 @@ class RecoveryBridge::FaultPort final : public recovery::FaultCentrePort {
 };
 
 RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster::JobRegistry* jobs,
-                               cluster::FaultCentre* faults, Options options)
+                               cluster::FaultCentre* faults, Options options,
+                               store::InformerFactory* informers)
     : store_(store),
+      own_informers_(informers == nullptr ? std::make_unique<store::InformerFactory>(store)
+                                          : nullptr),
+      informers_(informers != nullptr ? informers : own_informers_.get()),
       clock_(clock),
       jobs_(jobs),
       options_(options),
       sink_(clock),
       fault_port_(std::make_unique<FaultPort>(faults)),
-      members_(store),
       executor_(std::make_unique<recovery::RecoveryExecutor>(
           store, clock, sink_, fault_port_.get(),
           [this](const std::string& ns, const std::string& pod_group) {
-            return members_.PodsOf(ns, pod_group);
+            return recovery::PodsOfGroup(informers_->For(store::kPods), store_, ns, pod_group);
           })),
       controller_({.name = "recover_bridge", .thread_name = "recover-bridge"}, clock,
-                  [this](const std::string& key, int) { return Reconcile(key); }) {}
+                  [this](const std::string& key, int) { return Reconcile(key); }) {
+  // AlreadyExists: another bridge over the same informers registered the same function.
+  (void)informers_->For(store::kPods)
+      .AddIndex(recovery::kPodGroupIndex, recovery::PodGroupIndexValues);
+}
 
 RecoveryBridge::~RecoveryBridge() { Stop(); }
 
@@ -122,13 +129,14 @@ absl::Status RecoveryBridge::Start(bool run_threads) {
   }
   LoadRecordedIdentities();
 
-  auto pods = store_.Watch(store::kPods, {}, [this](const store::WatchEvent& e) { OnPodEvent(e); });
-  if (!pods.ok()) return pods.status();
-  watches_.push_back(*std::move(pods));
-  auto groups = store_.Watch(store::kPodGroups, {},
-                             [this](const store::WatchEvent& e) { OnPodGroupEvent(e); });
-  if (!groups.ok()) return groups.status();
-  watches_.push_back(*std::move(groups));
+  store::SharedInformer& pods = informers_->For(store::kPods);
+  if (absl::Status s = pods.Start(); !s.ok()) return s;
+  registrations_.push_back(
+      pods.AddHandler({.on_event = [this](const store::WatchEvent& e) { OnPodEvent(e); }}));
+  store::SharedInformer& groups = informers_->For(store::kPodGroups);
+  if (absl::Status s = groups.Start(); !s.ok()) return s;
+  registrations_.push_back(
+      groups.AddHandler({.on_event = [this](const store::WatchEvent& e) { OnPodGroupEvent(e); }}));
 
   if (run_threads) {
     executor_->Start(options_.workers);
@@ -141,10 +149,11 @@ absl::Status RecoveryBridge::Start(bool run_threads) {
 void RecoveryBridge::Stop() {
   if (!started_) return;
   started_ = false;
-  watches_.clear();
+  registrations_.clear();
   controller_.Stop();
   executor_->Stop();
   sink_.CloseAll();
+  if (own_informers_ != nullptr) own_informers_->Stop();
 }
 
 void RecoveryBridge::LoadRecordedIdentities() {
@@ -316,7 +325,6 @@ void RecoveryBridge::OnJobGone(const std::string& job_id) {
 }
 
 void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
-  members_.OnPodEvent(event);
   const std::string group = recovery::PodGroupOf(event.object);
   if (group.empty()) return;
   const std::string ns = store::NamespaceOf(event.object);

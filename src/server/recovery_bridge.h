@@ -19,17 +19,19 @@
 #include "nlohmann/json.hpp"
 #include "recovery/executor.h"
 #include "recovery/om_request.h"
-#include "recovery/pod_group_members.h"
+#include "recovery/pod_group_index.h"
 #include "runtime/controller.h"
 #include "server/recovery_sink.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::server {
 
 // Everything between the Recover gRPC service and the recovery room (src/recovery): owns the
 // RecoveryExecutor and its RecoverySink, keeps the Init records (§2.3), feeds the controller
-// from the fault centre (cluster::JobFaultSink -> HardwareFaultsPublished) and from store
-// watches (pod / PodGroup changes -> RefreshView, PodGroup deletion -> JobDeleted), sends the
+// from the fault centre (cluster::JobFaultSink -> HardwareFaultsPublished) and from the shared
+// pod and PodGroup informers (pod / PodGroup changes -> RefreshView, PodGroup deletion ->
+// JobDeleted; a job's pods are found through the pod informer's kPodGroupIndex), sends the
 // 5 s keep-alives, and forwards the controller's fault-centre commands (FaultCentrePort).
 //
 // Watch handlers and fault deliveries only record the newest input and enqueue a key on the
@@ -51,8 +53,12 @@ class RecoveryBridge final : public cluster::JobFaultSink {
 
   // `jobs` and `faults` may be null (tests): the PodGroup is then found by listing, and the
   // fault-centre commands are only logged.
+  // `informers` hands out the process's shared informers; null: the bridge keeps its own.
   RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster::JobRegistry* jobs,
-                 cluster::FaultCentre* faults, Options options);
+                 cluster::FaultCentre* faults, Options options, store::InformerFactory* informers);
+  RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster::JobRegistry* jobs,
+                 cluster::FaultCentre* faults, Options options)
+      : RecoveryBridge(store, clock, jobs, faults, options, nullptr) {}
   RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster::JobRegistry* jobs,
                  cluster::FaultCentre* faults)
       : RecoveryBridge(store, clock, jobs, faults, Options{}) {}
@@ -60,7 +66,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   RecoveryBridge(const RecoveryBridge&) = delete;
   RecoveryBridge& operator=(const RecoveryBridge&) = delete;
 
-  // Resumes recorded cycles (RestoreAll), starts the watches, the executor's workers and the
+  // Resumes recorded cycles (RestoreAll), registers on the informers (starting them if not yet
+  // started), starts the executor's workers and the
   // bridge's worker. `run_threads` false: nothing runs by itself (tests drive
   // RunUntilIdleForTest).
   absl::Status Start(bool run_threads = true);
@@ -91,8 +98,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   absl::StatusOr<nlohmann::ordered_json> RecoveryOf(const std::string& job,
                                                     const std::string& ns) const;
 
-  // Watch intake (the store watches call these; tests may too): queue the PodGroup's key when a
-  // job with a controller or an Init record uses it.
+  // Watch intake (the informers' handlers call these; tests may too): queue the PodGroup's key when
+  // a job with a controller or an Init record uses it.
   void OnPodEvent(const store::WatchEvent& event);
   void OnPodGroupEvent(const store::WatchEvent& event);
 
@@ -125,12 +132,13 @@ class RecoveryBridge final : public cluster::JobFaultSink {
                                         const std::string& job_id) const;
 
   store::ObjectStore& store_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  store::InformerFactory* const informers_;  // before executor_, which reads pods through it
   Clock& clock_;
   cluster::JobRegistry* jobs_;
   const Options options_;
   RecoverySink sink_;
   std::unique_ptr<FaultPort> fault_port_;
-  recovery::PodGroupMembers members_;  // before executor_, which reads views through it
   std::unique_ptr<recovery::RecoveryExecutor> executor_;
 
   mutable absl::Mutex mu_;
@@ -141,7 +149,7 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   // The newest fault-centre snapshot of each job (coalesced: the latest wins).
   std::map<std::string, recovery::HardwareFaultsPublished> hw_latest_ ABSL_GUARDED_BY(mu_);
 
-  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+  std::vector<std::unique_ptr<store::InformerRegistration>> registrations_;
   bool started_ = false;
   // Last: its worker calls Reconcile, which uses everything above.
   runtime::Controller controller_;
