@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "diagnosis/file_pingmesh_result_source.h"
 
 namespace clusterd::diagnosis {
 namespace {
@@ -91,31 +92,6 @@ absl::Status AppendFile(const fs::path& path, const std::string& content) {
   return absl::OkStatus();
 }
 
-std::optional<std::string> ReadFile(const fs::path& path, size_t max_bytes, std::string* error) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) {
-    if (error) *error = absl::StrCat(path.string(), ": ", ec.message());
-    return std::nullopt;
-  }
-  if (size > max_bytes) {
-    if (error) *error = absl::StrCat(path.string(), ": larger than ", max_bytes, " bytes");
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = absl::StrCat(path.string(), ": cannot open");
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool IsPingResultFile(const std::string& name) {
-  return absl::EndsWith(name, ".csv") || absl::EndsWith(name, ".csv-bak");
-}
-
 // §7.4 step 1: the probes of the NPUs of one server to every other NPU of the super pod.
 Json PingList(const SuperPodDevice& pod, const SuperPodNodeEntry& server, int64_t packet_size) {
   auto phy = [](const std::string& id) {
@@ -166,6 +142,10 @@ NetDiagnosisController::NetDiagnosisController(store::ObjectStore& store, Clock&
       clock_(clock),
       sink_(sink),
       options_(std::move(options)),
+      own_results_(options_.results ? nullptr
+                                    : std::make_unique<FilePingmeshResultSource>(
+                                          options_.root, options_.max_file_bytes)),
+      results_(options_.results ? options_.results : own_results_.get()),
       controller_({.name = "diagnosis-netfault", .thread_name = "net-diagnosis"}, clock,
                   [this](const std::string& key, int) { return Reconcile(key); }) {
   absl::MutexLock lock(&mu_);
@@ -469,12 +449,9 @@ void NetDiagnosisController::Reload() {
     if (root_ready_ && DetectionOn() && topo != topology_.end() &&
         published != published_hash_.end() && !published->second.empty()) {
       hash = published->second;
-      const fs::path dir = PodDir(id);
-      std::error_code ec;
-      std::string error;
-      auto text = ReadFile(dir / kCathelperFile, 1 << 20, &error);
-      const bool json = fs::exists(dir / absl::StrCat(Sv(kSuperPodPrefix), id, ".json"), ec);
-      if (text && json) {
+      absl::StatusOr<std::string> text = results_->Cathelper(id);
+      const bool json = results_->HasTopology(id);
+      if (text.ok() && json) {
         auto conf = ParseCathelperConf(*text);
         if (conf.ok() && conf->net_fault) want = *conf;
         if (!conf.ok()) pod.last_error = std::string(conf.status().message());
@@ -562,29 +539,21 @@ void NetDiagnosisController::RoundOf(const std::string& id) {
   const fs::path dir = PodDir(id);
   std::vector<PingRow> rows;
   std::vector<std::string> problems;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && IsPingResultFile(entry.path().filename().string())) {
-      files.push_back(entry.path());
-    }
-  }
-  if (ec) problems.push_back(absl::StrCat(dir.string(), ": ", ec.message()));
-  std::sort(files.begin(), files.end());
-  for (const fs::path& path : files) {
-    std::string error;
-    auto text = ReadFile(path, options_.max_file_bytes, &error);
-    if (!text) {
-      if (!error.empty()) problems.push_back(error);
+  absl::StatusOr<std::vector<PingResultFile>> files = results_->PingResults(id);
+  if (!files.ok()) problems.push_back(std::string(files.status().message()));
+  for (const PingResultFile& file : files.ok() ? *files : std::vector<PingResultFile>{}) {
+    if (!file.text.ok()) {
+      problems.push_back(std::string(file.text.status().message()));
       continue;
     }
+    const std::string& text = *file.text;
     ParseStats stats;
-    auto parsed = ParsePingResultCsv(*text, &stats);
+    auto parsed = ParsePingResultCsv(text, &stats);
     // An unterminated last line is still being written, not bad.
-    const int malformed = stats.malformed_rows - (!text->empty() && text->back() != '\n' ? 1 : 0);
+    const int malformed = stats.malformed_rows - (!text.empty() && text.back() != '\n' ? 1 : 0);
     if (malformed > 0) {
       BadRows().Increment(static_cast<uint64_t>(malformed));
-      problems.push_back(absl::StrCat(path.string(), ": ", malformed, " malformed rows skipped"));
+      problems.push_back(absl::StrCat(file.name, ": ", malformed, " malformed rows skipped"));
     }
     if (!parsed.ok()) {
       BadRows().Increment();

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "diagnosis/net_fault.h"
+#include "diagnosis/pingmesh_result_source.h"
 #include "diagnosis/public_fault.h"
 #include "diagnosis/super_pod_topology.h"
 #include "nlohmann/json.hpp"
@@ -28,6 +29,9 @@ inline constexpr std::string_view kPingmeshConsumerLabel = "mx-consumer-cim";
 struct NetDiagnosisOptions {
   // RAS_NET_ROOT_PATH: the shared storage root; every file lives under <root>/cluster/.
   std::string root;
+  // Where the ping results and cathelper.conf are read back from (not owned; outlives the
+  // controller). Null: a FilePingmeshResultSource on root and max_file_bytes.
+  PingmeshResultSource* results = nullptr;
   // The root is re-checked this often while it is missing (§7: 5 s, the first 4 failures logged).
   absl::Duration root_poll = absl::Seconds(5);
   int root_failures_logged = 4;
@@ -37,7 +41,8 @@ struct NetDiagnosisOptions {
   // Public-fault retries (§7.5: 20 times, 3 s apart).
   absl::Duration retry_delay = absl::Seconds(3);
   int max_retries = 20;
-  // Largest ping_result CSV read (the file rotates every 45 s, so it stays small).
+  // Largest ping_result CSV read (the file source, when `results` is null; the file rotates
+  // every 45 s, so it stays small).
   size_t max_file_bytes = 16 << 20;
   // pktSize of the generated ping lists.
   int64_t ping_packet_size = 1024;
@@ -120,6 +125,8 @@ class NetDiagnosisController {
   Clock& clock_;
   PublicFaultSink& sink_;
   const NetDiagnosisOptions options_;
+  std::unique_ptr<PingmeshResultSource> own_results_;
+  PingmeshResultSource* results_;
 
   mutable absl::Mutex mu_;
   bool root_ready_ ABSL_GUARDED_BY(mu_) = false;

@@ -2,26 +2,21 @@
 
 #include <algorithm>
 #include <deque>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/log.h"
 #include "common/metrics.h"
-#include "diagnosis/rank_data_reader.h"
+#include "diagnosis/file_profiling_data_source.h"
 #include "model/pod_group_info.h"
 
 namespace clusterd::diagnosis {
 namespace {
 
-namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kComponent = "diagnosis";
@@ -55,37 +50,6 @@ Counter& FaultsReported(std::string_view code, std::string_view outcome) {
 Counter& SwitchFailures() {
   return MetricsRegistry::Default().GetCounter("clusterd_diagnosis_profiling_switch_failures_total",
                                                "Failed profiling switch writes.");
-}
-
-std::optional<std::string> ReadFileCapped(const fs::path& path, size_t max_bytes,
-                                          std::string* error) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = absl::StrCat(path.string(), ": cannot open");
-    return std::nullopt;
-  }
-  const auto size = fs::file_size(path, ec);
-  if (ec) {
-    if (error) *error = absl::StrCat(path.string(), ": ", ec.message());
-    return std::nullopt;
-  }
-  if (size <= max_bytes) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  // Too big: the header line, then the newest max_bytes from the first whole line on.
-  std::string header;
-  std::getline(in, header);
-  in.seekg(static_cast<std::streamoff>(size - max_bytes));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string tail = ss.str();
-  const size_t nl = tail.find('\n');
-  tail = nl == std::string::npos ? "" : tail.substr(nl + 1);
-  return header + "\n" + tail;
 }
 
 std::string JobKey(const std::string& ns, const std::string& name) { return ns + "/" + name; }
@@ -190,7 +154,7 @@ struct SlowNodeController::Context {
   std::set<std::string> ready_nodes;
   ParallelGroups global_groups;
   std::map<std::string, RankSeriesState> node_state;
-  std::map<int64_t, std::unique_ptr<RankDataReader>> readers;
+  std::map<int64_t, std::unique_ptr<RankProfileReader>> readers;
   std::map<int64_t, SlowNodeRankView> rank_views;
   std::optional<ClusterResult> last_result;
   DegradationState degradation;
@@ -201,12 +165,9 @@ struct SlowNodeController::Context {
   };
   std::deque<PendingReport> reports;
 
-  std::string RankDir(const std::string& root, int64_t rank) const {
-    return (fs::path(root) / job.job_id / std::to_string(rank)).string();
-  }
-  RankDataReader& Reader(const std::string& root, int64_t rank, size_t max_samples) {
+  RankProfileReader& Reader(ProfilingDataSource& source, int64_t rank, size_t max_samples) {
     auto& r = readers[rank];
-    if (!r) r = std::make_unique<RankDataReader>(RankDir(root, rank), rank, max_samples);
+    if (!r) r = source.OpenRank(job.job_id, rank, max_samples);
     return *r;
   }
 };
@@ -219,6 +180,10 @@ SlowNodeController::SlowNodeController(store::ObjectStore& store, Clock& clock,
       sink_(sink),
       options_(std::move(options)),
       lookup_(lookup ? std::move(lookup) : PodGroupJobLookup(store)),
+      own_source_(options_.source ? nullptr
+                                  : std::make_unique<FileProfilingDataSource>(
+                                        options_.profiling_root, options_.max_file_bytes)),
+      source_(options_.source ? options_.source : own_source_.get()),
       own_switcher_(switcher ? nullptr : std::make_unique<StoreProfilingSwitchWriter>(store)),
       switcher_(switcher ? switcher : own_switcher_.get()),
       controller_({.name = "diagnosis-slownode", .thread_name = "slow-node"}, clock,
@@ -473,14 +438,7 @@ void SlowNodeController::ComputeLayout(Context& ctx) {
     std::vector<int64_t> ranks = ctx.conf.rank_ids;
     if (ranks.empty()) {
       ctx.layout_from_directories = true;
-      std::error_code ec;
-      for (const auto& entry :
-           fs::directory_iterator(fs::path(options_.profiling_root) / ctx.job.job_id, ec)) {
-        int64_t r = 0;
-        if (entry.is_directory() && absl::SimpleAtoi(entry.path().filename().string(), &r)) {
-          ranks.push_back(r);
-        }
-      }
+      ranks = source_->Ranks(ctx.job.job_id);
     }
     for (int64_t r : ranks) {
       ctx.nodes[absl::StrCat("node-", r / ctx.conf.card_one_node)].push_back(r);
@@ -556,14 +514,11 @@ void SlowNodeController::CheckInitialProfiling(Context& ctx) {
     if (ctx.ready_nodes.count(node)) continue;
     bool ready = !ranks.empty();
     for (int64_t r : ranks) {
-      const std::string dir = ctx.RankDir(options_.profiling_root, r);
-      std::error_code ec;
-      if (!fs::exists(fs::path(dir) / std::string(kParallelGroupFile), ec)) {
+      if (!source_->HasParallelGroups(ctx.job.job_id, r)) {
         ready = false;
         break;
       }
-      const RankProfile& p =
-          ctx.Reader(options_.profiling_root, r, MaxSamples(ctx)).Refresh(nullptr);
+      const RankProfile& p = ctx.Reader(*source_, r, MaxSamples(ctx)).Refresh(nullptr);
       if (p.step_time.empty() ||
           p.step_time.back().step - p.step_time.front().step < options_.initial_steps) {
         ready = false;
@@ -582,12 +537,9 @@ void SlowNodeController::CheckInitialProfiling(Context& ctx) {
     // Merge the parallel groups of the reported nodes (parallel_group_global.json).
     for (const std::string& node : ctx.ready_nodes) {
       for (int64_t r : ctx.nodes[node]) {
-        const fs::path path =
-            fs::path(ctx.RankDir(options_.profiling_root, r)) / std::string(kParallelGroupFile);
-        std::string error;
-        auto text = ReadFileCapped(path, options_.max_file_bytes, &error);
-        if (!text) continue;
-        auto groups = ParseParallelGroups(*text, path.string());
+        absl::StatusOr<ProfilingText> file = source_->ParallelGroups(ctx.job.job_id, r);
+        if (!file.ok()) continue;
+        auto groups = ParseParallelGroups(file->text, file->name);
         if (groups.ok()) ctx.global_groups.Merge(*groups);
       }
     }
@@ -620,15 +572,12 @@ void SlowNodeController::DetectionRound(Context& ctx) {
     NodeInput input;
     input.node_ip = node;
     for (int64_t r : ctx.nodes[node]) {
-      const std::string dir = ctx.RankDir(options_.profiling_root, r);
-      const fs::path pg_path = fs::path(dir) / std::string(kParallelGroupFile);
-      std::string error;
-      auto text = ReadFileCapped(pg_path, options_.max_file_bytes, &error);
-      if (!text) {
+      absl::StatusOr<ProfilingText> file = source_->ParallelGroups(ctx.job.job_id, r);
+      if (!file.ok()) {
         ctx.rank_views[r].result = "no data";
         continue;  // a rank that disappeared
       }
-      auto groups = ParseParallelGroups(*text, pg_path.string());
+      auto groups = ParseParallelGroups(file->text, file->name);
       if (!groups.ok()) {
         problems.push_back(std::string(groups.status().message()));
         BadInput("parallel-group").Increment();
@@ -636,8 +585,7 @@ void SlowNodeController::DetectionRound(Context& ctx) {
         continue;
       }
       input.groups.Merge(*groups);
-      input.ranks.push_back(
-          ctx.Reader(options_.profiling_root, r, MaxSamples(ctx)).Refresh(&problems));
+      input.ranks.push_back(ctx.Reader(*source_, r, MaxSamples(ctx)).Refresh(&problems));
     }
     NodeRound round =
         RunNodeRound(ctx.node_state[node], input, params, ctx.conf.cluster_mean_distance);
