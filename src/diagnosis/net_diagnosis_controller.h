@@ -74,8 +74,10 @@ struct NetSuperPodView {
 // (200001010/11/12) through the sink.
 //
 // Watch events only enqueue keys in the controller (runtime/controller.h); its one worker
-// reconciles. Timers (the topology debounce, the rounds, the root re-check, report retries) are
-// EnqueueAfter on the Clock. Tests drive it on their own thread with Resync and
+// reconciles. A key's own timer (the next round, the root re-check, a topology or report retry)
+// is its reconcile's Result::RequeueAfter on the Clock; EnqueueAfter is left for other keys' first
+// delays (a node change's topology debounce, the first round of a (re)started super pod, the first
+// retry of a report a round could not send). Tests drive it on their own thread with Resync and
 // controller().RunUntilIdleForTest() on a ManualClock, never calling Start.
 class NetDiagnosisController {
  public:
@@ -105,18 +107,21 @@ class NetDiagnosisController {
     int attempts = 0;
   };
   runtime::Result Reconcile(const std::string& key);
-  void CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The functions returning a time are the reconciles of their keys: when the key wants to be
+  // woken again (its RequeueAfter), if it does.
+  std::optional<absl::Time> CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Not OK: pingmesh-config could not be read (retried with back-off).
   absl::Status ReconcileConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<absl::Time> PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PublishPod(const std::string& id, const SuperPodDevice* pod)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteCathelpers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Reload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartDetection(Pod& pod, const CathelperConf& conf) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StopDetection(Pod& pod, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RoundOf(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FlushReports() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<absl::Time> RoundOf(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when the first pending report was refused and waits for retry_delay.
+  bool FlushReports() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishViews() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string PodDir(const std::string& id) const;
   bool DetectionOn() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -355,10 +355,9 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
     LogInfo(kComponent, "slow-node detection configured",
             {{"configmap", cm_key}, {"job", job_key}, {"slowNode", c.slow_node}});
   }
-  // The job's own timer (its next round, its readiness poll) belongs to the job's key.
-  if (std::optional<absl::Duration> wake = ReconcileJob(job_key)) {
-    controller_.EnqueueAfter(absl::StrCat(Sv(kJobKeyPrefix), job_key), *wake);
-  }
+  // The job's own timer (its next round, its readiness poll) belongs to the job's key: its
+  // reconcile applies the new configuration now and asks for its wake-up itself.
+  controller_.Enqueue(absl::StrCat(Sv(kJobKeyPrefix), job_key));
   return runtime::Result::Done();
 }
 
