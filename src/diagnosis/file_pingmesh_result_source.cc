@@ -68,13 +68,16 @@ absl::StatusOr<std::vector<PingResultFile>> FilePingmeshResultSource::PingResult
     const std::string& super_pod_id) {
   const fs::path dir = PodDir(super_pod_id);
   std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat(dir.string(), ": ", ec.message()));
   std::vector<fs::path> paths;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && IsPingResultFile(entry.path().filename().string())) {
+  for (const auto& entry : it) {
+    // An entry whose type cannot be read (rotated away meanwhile) is not a result to read.
+    std::error_code type_ec;
+    if (entry.is_regular_file(type_ec) && IsPingResultFile(entry.path().filename().string())) {
       paths.push_back(entry.path());
     }
   }
-  if (ec) return absl::UnavailableError(absl::StrCat(dir.string(), ": ", ec.message()));
   std::sort(paths.begin(), paths.end());
   std::vector<PingResultFile> files;
   files.reserve(paths.size());
