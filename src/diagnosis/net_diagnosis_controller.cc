@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "diagnosis/file_pingmesh_result_source.h"
 
 namespace clusterd::diagnosis {
 namespace {
@@ -91,31 +92,6 @@ absl::Status AppendFile(const fs::path& path, const std::string& content) {
   return absl::OkStatus();
 }
 
-std::optional<std::string> ReadFile(const fs::path& path, size_t max_bytes, std::string* error) {
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) {
-    if (error) *error = absl::StrCat(path.string(), ": ", ec.message());
-    return std::nullopt;
-  }
-  if (size > max_bytes) {
-    if (error) *error = absl::StrCat(path.string(), ": larger than ", max_bytes, " bytes");
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = absl::StrCat(path.string(), ": cannot open");
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool IsPingResultFile(const std::string& name) {
-  return absl::EndsWith(name, ".csv") || absl::EndsWith(name, ".csv-bak");
-}
-
 // §7.4 step 1: the probes of the NPUs of one server to every other NPU of the super pod.
 Json PingList(const SuperPodDevice& pod, const SuperPodNodeEntry& server, int64_t packet_size) {
   auto phy = [](const std::string& id) {
@@ -166,6 +142,10 @@ NetDiagnosisController::NetDiagnosisController(store::ObjectStore& store, Clock&
       clock_(clock),
       sink_(sink),
       options_(std::move(options)),
+      own_results_(options_.results ? nullptr
+                                    : std::make_unique<FilePingmeshResultSource>(
+                                          options_.root, options_.max_file_bytes)),
+      results_(options_.results ? options_.results : own_results_.get()),
       controller_({.name = "diagnosis-netfault", .thread_name = "net-diagnosis"}, clock,
                   [this](const std::string& key, int) { return Reconcile(key); }) {
   absl::MutexLock lock(&mu_);
@@ -224,23 +204,27 @@ bool NetDiagnosisController::DetectionOn() const {
 runtime::Result NetDiagnosisController::Reconcile(const std::string& key) {
   absl::MutexLock lock(&mu_);
   runtime::Result result = runtime::Result::Done();
+  // Each key's own timer is its RequeueAfter; an earlier wake already pending for the key (a
+  // restart's first round, a node change's topology pass) still wins in the queue.
+  std::optional<absl::Time> wake;
   if (key == kRootKey) {
-    CheckRoot();
+    wake = CheckRoot();
   } else if (key == kConfigKey) {
     if (absl::Status read = ReconcileConfig(); !read.ok()) result = runtime::Result::Retry(read);
   } else if (key == kTopologyKey) {
-    PublishTopology();
+    wake = PublishTopology();
   } else if (key == kReportKey) {
-    FlushReports();
+    if (FlushReports()) wake = clock_.Now() + options_.retry_delay;  // in order, never blocking
   } else if (absl::StartsWith(key, Sv(kRoundPrefix))) {
-    RoundOf(key.substr(kRoundPrefix.size()));
+    wake = RoundOf(key.substr(kRoundPrefix.size()));
   }
   PublishViews();
+  if (wake.has_value()) return runtime::Result::RequeueAfter(*wake - clock_.Now());
   return result;
 }
 
-void NetDiagnosisController::CheckRoot() {
-  if (root_ready_) return;
+std::optional<absl::Time> NetDiagnosisController::CheckRoot() {
+  if (root_ready_) return std::nullopt;
   std::error_code ec;
   const bool ok = !options_.root.empty() && fs::is_directory(options_.root, ec);
   if (ok) fs::create_directories(fs::path(options_.root) / "cluster", ec);
@@ -253,8 +237,7 @@ void NetDiagnosisController::CheckRoot() {
                {"error", ec ? ec.message() : std::string("missing")},
                {"failures", static_cast<int64_t>(root_failures_)}});
     }
-    controller_.EnqueueAfter(kRootKey, options_.root_poll);
-    return;
+    return clock_.Now() + options_.root_poll;
   }
   if (root_failures_ > 0) {
     LogInfo(kComponent, "RAS_NET_ROOT_PATH is available", {{"root", options_.root}});
@@ -263,6 +246,7 @@ void NetDiagnosisController::CheckRoot() {
   root_ready_ = true;
   controller_.Enqueue(kConfigKey);
   controller_.Enqueue(kTopologyKey);
+  return std::nullopt;
 }
 
 absl::Status NetDiagnosisController::ReconcileConfig() {
@@ -337,15 +321,15 @@ void NetDiagnosisController::WriteCathelpers() {
   }
 }
 
-void NetDiagnosisController::PublishTopology() {
+std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
   auto list = store_.List(store::kNodes, store::ListOptions{});
   if (!list.ok()) {
     LogWarn(kComponent, "cannot list nodes", {{"error", list.status()}});
-    controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
-    return;
+    return clock_.Now() + options_.topology_tick;
   }
   topology_ = BuildSuperPods(list->items);
-  if (!root_ready_ || !DetectionOn()) return;  // §7.2: published only while detection is on
+  // §7.2: published only while detection is on.
+  if (!root_ready_ || !DetectionOn()) return std::nullopt;
   if (!topology_published_once_) {
     // ConfigMaps left by an earlier run whose super pod is gone are deleted too.
     store::ListOptions cms;
@@ -398,8 +382,9 @@ void NetDiagnosisController::PublishTopology() {
     p->last_error = std::string(st.message());
     retry = true;
   }
-  if (retry) controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
   if (changed) Reload();
+  if (retry) return clock_.Now() + options_.topology_tick;
+  return std::nullopt;
 }
 
 absl::Status NetDiagnosisController::PublishPod(const std::string& id, const SuperPodDevice* pod) {
@@ -469,12 +454,9 @@ void NetDiagnosisController::Reload() {
     if (root_ready_ && DetectionOn() && topo != topology_.end() &&
         published != published_hash_.end() && !published->second.empty()) {
       hash = published->second;
-      const fs::path dir = PodDir(id);
-      std::error_code ec;
-      std::string error;
-      auto text = ReadFile(dir / kCathelperFile, 1 << 20, &error);
-      const bool json = fs::exists(dir / absl::StrCat(Sv(kSuperPodPrefix), id, ".json"), ec);
-      if (text && json) {
+      absl::StatusOr<std::string> text = results_->Cathelper(id);
+      const bool json = results_->HasTopology(id);
+      if (text.ok() && json) {
         auto conf = ParseCathelperConf(*text);
         if (conf.ok() && conf->net_fault) want = *conf;
         if (!conf.ok()) pod.last_error = std::string(conf.status().message());
@@ -544,47 +526,35 @@ void NetDiagnosisController::StopDetection(Pod& pod, const std::string& reason) 
   LogInfo(kComponent, "slow-network detection stops", {{"superPod", pod.id}, {"reason", reason}});
 }
 
-void NetDiagnosisController::RoundOf(const std::string& id) {
+std::optional<absl::Time> NetDiagnosisController::RoundOf(const std::string& id) {
   auto it = pods_.find(id);
-  if (it == pods_.end() || !it->second->detecting) return;
+  if (it == pods_.end() || !it->second->detecting) return std::nullopt;
   Pod& pod = *it->second;
   const absl::Time now = clock_.Now();
-  const std::string key = absl::StrCat(Sv(kRoundPrefix), id);
-  if (now < pod.next_round) {  // an early wake-up (a restart re-parked the key)
-    controller_.EnqueueAfter(key, pod.next_round - now);
-    return;
-  }
+  // An early wake-up (a restart re-parked the key) waits for the round's time.
+  if (now < pod.next_round) return pod.next_round;
   pod.next_round = now + absl::Seconds(pod.conf.period);
-  controller_.EnqueueAfter(key, absl::Seconds(pod.conf.period));
 
   // §7.4 step 2: every *.csv / *.csv-bak row stamped at or after the detection start.
   const int64_t start_ms = absl::ToUnixMillis(pod.start);
   const fs::path dir = PodDir(id);
   std::vector<PingRow> rows;
   std::vector<std::string> problems;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && IsPingResultFile(entry.path().filename().string())) {
-      files.push_back(entry.path());
-    }
-  }
-  if (ec) problems.push_back(absl::StrCat(dir.string(), ": ", ec.message()));
-  std::sort(files.begin(), files.end());
-  for (const fs::path& path : files) {
-    std::string error;
-    auto text = ReadFile(path, options_.max_file_bytes, &error);
-    if (!text) {
-      if (!error.empty()) problems.push_back(error);
+  absl::StatusOr<std::vector<PingResultFile>> files = results_->PingResults(id);
+  if (!files.ok()) problems.push_back(std::string(files.status().message()));
+  for (const PingResultFile& file : files.ok() ? *files : std::vector<PingResultFile>{}) {
+    if (!file.text.ok()) {
+      problems.push_back(std::string(file.text.status().message()));
       continue;
     }
+    const std::string& text = *file.text;
     ParseStats stats;
-    auto parsed = ParsePingResultCsv(*text, &stats);
+    auto parsed = ParsePingResultCsv(text, &stats);
     // An unterminated last line is still being written, not bad.
-    const int malformed = stats.malformed_rows - (!text->empty() && text->back() != '\n' ? 1 : 0);
+    const int malformed = stats.malformed_rows - (!text.empty() && text.back() != '\n' ? 1 : 0);
     if (malformed > 0) {
       BadRows().Increment(static_cast<uint64_t>(malformed));
-      problems.push_back(absl::StrCat(path.string(), ": ", malformed, " malformed rows skipped"));
+      problems.push_back(absl::StrCat(file.name, ": ", malformed, " malformed rows skipped"));
     }
     if (!parsed.ok()) {
       BadRows().Increment();
@@ -610,7 +580,7 @@ void NetDiagnosisController::RoundOf(const std::string& id) {
   if (pod.detector->rounds() == analysed_before) {
     LogDebug(kComponent, "slow-network window not full yet",
              {{"superPod", id}, {"rows", static_cast<int64_t>(rows.size())}});
-    return;
+    return pod.next_round;
   }
   // §7.5: the round's list, appended to network_fault.json, logged, sent when non-empty.
   const std::string entry = NetworkFaultLogEntry(pod.log_entries++, now, alarms);
@@ -619,7 +589,7 @@ void NetDiagnosisController::RoundOf(const std::string& id) {
   }
   if (alarms.empty()) {
     LogDebug(kComponent, "slow-network round: no alarm", {{"superPod", id}});
-    return;
+    return pod.next_round;
   }
   Json list = Json::array();
   for (const NetAlarm& a : alarms) list.push_back(a.ToJson());
@@ -630,10 +600,12 @@ void NetDiagnosisController::RoundOf(const std::string& id) {
   pod.last_alarms = alarms;
   pod.last_alarm_time = now;
   reports_.push_back({id, NetFaultReport(alarms, now, NewUuid()), 0});
-  FlushReports();
+  // A refused report waits on the report key's own timer, not on this round's.
+  if (FlushReports()) controller_.EnqueueAfter(kReportKey, options_.retry_delay);
+  return pod.next_round;
 }
 
-void NetDiagnosisController::FlushReports() {
+bool NetDiagnosisController::FlushReports() {
   while (!reports_.empty()) {
     PendingReport& p = reports_.front();
     absl::Status st = sink_.SendPublicFault(p.report);
@@ -660,10 +632,9 @@ void NetDiagnosisController::FlushReports() {
             {{"superPod", p.super_pod_id},
              {"attempt", static_cast<int64_t>(p.attempts)},
              {"error", st}});
-    controller_.EnqueueAfter(kReportKey,
-                             options_.retry_delay);  // in order, never blocking the worker
-    break;
+    return true;  // retried in order after retry_delay, never blocking the worker
   }
+  return false;
 }
 
 void NetDiagnosisController::PublishViews() {

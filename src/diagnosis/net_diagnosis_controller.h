@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "diagnosis/net_fault.h"
+#include "diagnosis/pingmesh_result_source.h"
 #include "diagnosis/public_fault.h"
 #include "diagnosis/super_pod_topology.h"
 #include "nlohmann/json.hpp"
@@ -28,6 +29,9 @@ inline constexpr std::string_view kPingmeshConsumerLabel = "mx-consumer-cim";
 struct NetDiagnosisOptions {
   // RAS_NET_ROOT_PATH: the shared storage root; every file lives under <root>/cluster/.
   std::string root;
+  // Where the ping results and cathelper.conf are read back from (not owned; outlives the
+  // controller). Null: a FilePingmeshResultSource on root and max_file_bytes.
+  PingmeshResultSource* results = nullptr;
   // The root is re-checked this often while it is missing (§7: 5 s, the first 4 failures logged).
   absl::Duration root_poll = absl::Seconds(5);
   int root_failures_logged = 4;
@@ -37,7 +41,8 @@ struct NetDiagnosisOptions {
   // Public-fault retries (§7.5: 20 times, 3 s apart).
   absl::Duration retry_delay = absl::Seconds(3);
   int max_retries = 20;
-  // Largest ping_result CSV read (the file rotates every 45 s, so it stays small).
+  // Largest ping_result CSV read (the file source, when `results` is null; the file rotates
+  // every 45 s, so it stays small).
   size_t max_file_bytes = 16 << 20;
   // pktSize of the generated ping lists.
   int64_t ping_packet_size = 1024;
@@ -69,8 +74,10 @@ struct NetSuperPodView {
 // (200001010/11/12) through the sink.
 //
 // Watch events only enqueue keys in the controller (runtime/controller.h); its one worker
-// reconciles. Timers (the topology debounce, the rounds, the root re-check, report retries) are
-// EnqueueAfter on the Clock. Tests drive it on their own thread with Resync and
+// reconciles. A key's own timer (the next round, the root re-check, a topology or report retry)
+// is its reconcile's Result::RequeueAfter on the Clock; EnqueueAfter is left for other keys' first
+// delays (a node change's topology debounce, the first round of a (re)started super pod, the first
+// retry of a report a round could not send). Tests drive it on their own thread with Resync and
 // controller().RunUntilIdleForTest() on a ManualClock, never calling Start.
 class NetDiagnosisController {
  public:
@@ -100,18 +107,21 @@ class NetDiagnosisController {
     int attempts = 0;
   };
   runtime::Result Reconcile(const std::string& key);
-  void CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The functions returning a time are the reconciles of their keys: when the key wants to be
+  // woken again (its RequeueAfter), if it does.
+  std::optional<absl::Time> CheckRoot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Not OK: pingmesh-config could not be read (retried with back-off).
   absl::Status ReconcileConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<absl::Time> PublishTopology() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PublishPod(const std::string& id, const SuperPodDevice* pod)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteCathelpers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Reload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartDetection(Pod& pod, const CathelperConf& conf) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StopDetection(Pod& pod, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RoundOf(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FlushReports() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<absl::Time> RoundOf(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when the first pending report was refused and waits for retry_delay.
+  bool FlushReports() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PublishViews() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string PodDir(const std::string& id) const;
   bool DetectionOn() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -120,6 +130,8 @@ class NetDiagnosisController {
   Clock& clock_;
   PublicFaultSink& sink_;
   const NetDiagnosisOptions options_;
+  std::unique_ptr<PingmeshResultSource> own_results_;
+  PingmeshResultSource* results_;
 
   mutable absl::Mutex mu_;
   bool root_ready_ ABSL_GUARDED_BY(mu_) = false;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/profiling_data_source.h"
 #include "diagnosis/slow_node_algorithm.h"
 
 namespace clusterd::diagnosis {
@@ -14,13 +15,13 @@ namespace clusterd::diagnosis {
 // not the whole history. A file that shrank or was replaced (new inode) is read again from the
 // start and its cached series dropped; a vanished file empties its series. The unterminated last
 // line is left for the next Refresh.
-class RankDataReader {
+class RankDataReader final : public RankProfileReader {
  public:
   RankDataReader(std::string dir, int64_t rank, size_t max_samples);
 
   // Reads what was appended. Problems (unreadable or malformed files) are appended to
   // `problems`; the data read so far stay.
-  const RankProfile& Refresh(std::vector<std::string>* problems);
+  const RankProfile& Refresh(std::vector<std::string>* problems) override;
   const RankProfile& profile() const { return profile_; }
 
  private:

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "diagnosis/degradation_handler.h"
 #include "diagnosis/feat_conf.h"
+#include "diagnosis/profiling_data_source.h"
 #include "diagnosis/public_fault.h"
 #include "diagnosis/slow_node_algorithm.h"
 #include "model/job_profiling_switch.h"
@@ -66,8 +67,11 @@ model::ProfilingSwitch LightProfiling();  // CommunicationOperator off, the othe
 model::ProfilingSwitch NoProfiling();     // all five off
 
 struct SlowNodeControllerOptions {
+  // Where the ranks' profiling data come from (not owned; outlives the controller). Null: a
+  // FileProfilingDataSource on profiling_root and max_file_bytes.
+  ProfilingDataSource* source = nullptr;
   // Root of the ranks' data: <profiling_root>/<jobId>/<rank>/{steptime.csv,comm.csv,
-  // parallel_group.json} (the node-side layout of §5.5/§6.3).
+  // parallel_group.json} (the node-side layout of §5.5/§6.3), when `source` is null.
   std::string profiling_root = "/user/cluster-info/profiling";
   std::string reporter_node = "clusterd";  // influence nodeName of the faults (§6.2)
   std::string reporter_ip = "127.0.0.1";   // key of the cluster result JSON
@@ -79,7 +83,7 @@ struct SlowNodeControllerOptions {
   absl::Duration all_nodes_report_timeout = absl::Seconds(60);
   absl::Duration retry_delay = absl::Seconds(3);  // profiling switches and fault reports
   int max_retries = 20;
-  // Largest parallel_group.json read.
+  // Largest parallel_group.json read (the file source, when `source` is null).
   size_t max_file_bytes = 64 << 20;
   // Newest samples kept per rank and series between rounds (at least 2·(N + K)): the CSVs are
   // read incrementally, so a round costs the lines appended since the last one.
@@ -179,6 +183,8 @@ class SlowNodeController {
   PublicFaultSink& sink_;
   const SlowNodeControllerOptions options_;
   SlowNodeJobLookup lookup_;
+  std::unique_ptr<ProfilingDataSource> own_source_;
+  ProfilingDataSource* source_;
   std::unique_ptr<StoreProfilingSwitchWriter> own_switcher_;
   ProfilingSwitchWriter* switcher_;
 

@@ -12,6 +12,13 @@ cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
   return options;
 }
 
+// The diagnosis controllers read their files through the sources the brain owns.
+diagnosis::SlowNodeControllerOptions WithSource(diagnosis::SlowNodeControllerOptions options,
+                                                diagnosis::ProfilingDataSource* source) {
+  if (options.source == nullptr) options.source = source;
+  return options;
+}
+
 }  // namespace
 
 ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
@@ -26,8 +33,9 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       slow_node_faults_(faults_, "slow-node"),
       net_faults_sink_(faults_, "slow-network"),
       slow_node_profiling_(store, data_trace_),
-      slow_nodes_(store, clock, slow_node_faults_, options.slow_node, /*lookup=*/nullptr,
-                  &slow_node_profiling_) {
+      slow_node_data_(options.slow_node.profiling_root, options.slow_node.max_file_bytes),
+      slow_nodes_(store, clock, slow_node_faults_, WithSource(options.slow_node, &slow_node_data_),
+                  /*lookup=*/nullptr, &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
   // Goodput: job statuses from the summaries, faults from the per-job snapshots, and the
   // recovery cycles as the executor logs them.
@@ -57,8 +65,14 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
   });
   // Slow-network alarms take the same way into the fault centre (the sink is stateless).
   if (!options.net_fault.root.empty()) {
-    net_faults_ = std::make_unique<diagnosis::NetDiagnosisController>(
-        store, clock, net_faults_sink_, options.net_fault);
+    diagnosis::NetDiagnosisOptions net = options.net_fault;
+    if (net.results == nullptr) {
+      net_results_ =
+          std::make_unique<diagnosis::FilePingmeshResultSource>(net.root, net.max_file_bytes);
+      net.results = net_results_.get();
+    }
+    net_faults_ =
+        std::make_unique<diagnosis::NetDiagnosisController>(store, clock, net_faults_sink_, net);
   }
 }
 

@@ -11,6 +11,8 @@
 #include "cluster/job_registry.h"
 #include "cluster/rank_table_global_feed.h"
 #include "common/clock.h"
+#include "diagnosis/file_pingmesh_result_source.h"
+#include "diagnosis/file_profiling_data_source.h"
 #include "diagnosis/net_diagnosis_controller.h"
 #include "diagnosis/slow_node_controller.h"
 #include "server/goodput_bridge.h"
@@ -88,7 +90,11 @@ class ClusterBrain {
   DiagnosisFaultSink slow_node_faults_;  // into faults_
   DiagnosisFaultSink net_faults_sink_;   // into faults_
   SlowNodeProfilingWriter slow_node_profiling_;  // through data_trace_
-  diagnosis::SlowNodeController slow_nodes_;     // fed by jobs_'s signals; started last
+  // The ranks' profiling files under --profiling-root (unless Options name another source).
+  diagnosis::FileProfilingDataSource slow_node_data_;
+  diagnosis::SlowNodeController slow_nodes_;  // fed by jobs_'s signals; started last
+  // The ping results and cathelper.conf under RAS_NET_ROOT_PATH; null with net_faults_.
+  std::unique_ptr<diagnosis::FilePingmeshResultSource> net_results_;
   std::unique_ptr<diagnosis::NetDiagnosisController> net_faults_;  // into net_faults_sink_
   bool started_ = false;
 };

@@ -1,5 +1,4 @@
-#include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -8,12 +7,11 @@
 #include "gtest/gtest.h"
 #include "model/job_profiling_switch.h"
 #include "store/object_store.h"
+#include "unit/diagnosis/memory_profiling_data_source.h"
 #include "unit/diagnosis/synthetic.h"
 
 namespace clusterd::diagnosis {
 namespace {
-
-namespace fs = std::filesystem;
 
 class RecordingSink : public PublicFaultSink {
  public:
@@ -51,37 +49,28 @@ store::Object FeatConfMap(const std::string& job, std::string featconf) {
 class SlowNodeControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) /
-            absl::StrCat("diag-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
     auto st = store::OpenStore("memory");
     ASSERT_TRUE(st.ok());
     store_ = std::move(*st);
     SlowNodeControllerOptions options;
-    options.profiling_root = root_.string();
+    options.source = &data_;
     options.reporter_node = "clusterd-0";
     controller_ = std::make_unique<SlowNodeController>(*store_, clock_, sink_, options);
   }
-  void TearDown() override {
-    controller_.reset();
-    fs::remove_all(root_);
-  }
+  void TearDown() override { controller_.reset(); }
 
   // Writes the ranks' files as they are after `upto` steps.
   void WriteData(const testing::NodeData& d, int64_t upto, const std::string& job_id = kJobId) {
     for (const RankProfile& r : d.ranks) {
-      const fs::path dir = root_ / job_id / std::to_string(r.rank);
-      fs::create_directories(dir);
-      std::ofstream pg(dir / "parallel_group.json");
+      std::ostringstream pg;
       pg << R"({"group_0":{"group_name":"tp","group_rank":0,"global_ranks":[0,1,2,3]},)"
          << R"("group_1":{"group_name":"tp","group_rank":0,"global_ranks":[4,5,6,7]}})";
-      std::ofstream st(dir / "steptime.csv");
+      std::ostringstream st;
       st << "step time,durations\n";
       for (const Sample& s : r.step_time) {
         if (s.step <= upto) st << s.step << "," << static_cast<int64_t>(s.value) << "\n";
       }
-      std::ofstream comm(dir / "comm.csv");
+      std::ostringstream comm;
       comm << "step_index,ZP_device,ZP_host,PP_device,PP_host,dataloader_host\n";
       for (size_t i = 0; i < r.comm->zp_device.size(); ++i) {
         if (r.comm->zp_device[i].step > upto) break;
@@ -89,6 +78,7 @@ class SlowNodeControllerTest : public ::testing::Test {
              << "," << static_cast<int64_t>(r.comm->zp_host[i].value) << ",0,0,"
              << static_cast<int64_t>(r.comm->dataloader_host[i].value) << "\n";
       }
+      data_.SetRank(job_id, r.rank, {pg.str(), st.str(), comm.str()});
     }
   }
 
@@ -110,7 +100,7 @@ class SlowNodeControllerTest : public ::testing::Test {
     controller_->controller().RunUntilIdleForTest();
   }
 
-  fs::path root_;
+  testing::MemoryProfilingDataSource data_;
   ManualClock clock_;
   RecordingSink sink_;
   std::unique_ptr<store::ObjectStore> store_;
@@ -381,11 +371,11 @@ TEST_F(SlowNodeControllerTest, BadProfilingFilesAreReportedAndTheRankSkipped) {
   ASSERT_TRUE(controller_->Resync().ok());
   controller_->controller().RunUntilIdleForTest();
   // Rank 3's parallel_group.json becomes garbage; rank 4's directory disappears.
-  std::ofstream(root_ / kJobId / "3" / "parallel_group.json") << "{\"group_0\":";
-  fs::remove_all(root_ / kJobId / "4");
+  data_.SetParallelGroups(kJobId, 3, "{\"group_0\":");
+  data_.RemoveRank(kJobId, 4);
   WriteData(data, 35);
-  std::ofstream(root_ / kJobId / "3" / "parallel_group.json") << "{\"group_0\":";
-  fs::remove_all(root_ / kJobId / "4");
+  data_.SetParallelGroups(kJobId, 3, "{\"group_0\":");
+  data_.RemoveRank(kJobId, 4);
   Period();
   auto view = controller_->View("default", "job1");
   EXPECT_EQ(view->state, "detecting");
@@ -463,8 +453,9 @@ TEST(SlowNodeControllerWatch, AConfigMapSeenByTheWatchStartsProfilingOnTheWorker
   ManualClock clock;
   RecordingSink sink;
   NotifyingSwitcher switcher;
+  testing::MemoryProfilingDataSource data;
   SlowNodeControllerOptions options;
-  options.profiling_root = (std::filesystem::path(::testing::TempDir()) / "diag-watch").string();
+  options.source = &data;
   SlowNodeController controller(**st, clock, sink, options, nullptr, &switcher);
   controller.ObserveJob({"default", "job1", kJobId, "running", {}, 0});
   ASSERT_TRUE(controller.Start().ok());

@@ -12,6 +12,7 @@
 #include "common/metrics.h"
 #include "gtest/gtest.h"
 #include "store/object_store.h"
+#include "unit/diagnosis/memory_pingmesh_result_source.h"
 
 namespace clusterd::diagnosis {
 namespace {
@@ -94,9 +95,10 @@ class NetDiagnosisControllerTest : public ::testing::Test {
     fs::remove_all(base_);
   }
 
-  void MakeController(fs::path root) {
+  void MakeController(fs::path root, PingmeshResultSource* results = nullptr) {
     NetDiagnosisOptions o;
     o.root = root.string();
+    o.results = results;
     controller_ = std::make_unique<NetDiagnosisController>(*store_, clock_, sink_, o);
   }
 
@@ -404,6 +406,28 @@ TEST_F(NetDiagnosisControllerTest, MalformedRowsAreSkippedAndCounted) {
   EXPECT_NE(pod["lastError"].get<std::string>().find("1 malformed rows"), std::string::npos)
       << pod.dump();
   EXPECT_EQ(pod["rounds"], 4);
+}
+
+TEST_F(NetDiagnosisControllerTest, RoundsReadThroughTheResultSourceAndNameWhatCouldNotBeRead) {
+  // The controller still writes its files under the root; what it reads back comes from the
+  // source.
+  testing::MemoryPingmeshResultSource results;
+  results.SetCathelper("0", RenderCathelperConf(CathelperFor(PingmeshEntry{true, 1})));
+  results.SetTopology("0", true);
+  AddNodes();
+  SetConfig({{"global", R"({"activate":"on","task_interval":1})"}});
+  MakeController(root_, &results);
+  Resync();
+  Json pod = controller_->Views()["superPods"][0];
+  ASSERT_EQ(pod["detection"], "on") << pod.dump();
+  const std::string name = "memory:super-pod-0/ping_result_0.csv";
+  results.SetResults(
+      "0", {{name, absl::ResourceExhaustedError(absl::StrCat(name, ": larger than 8 bytes"))}});
+  clock_.Advance(absl::Seconds(10));
+  controller_->controller().RunUntilIdleForTest();
+  pod = controller_->Views()["superPods"][0];
+  EXPECT_EQ(pod["rounds"], 1);
+  EXPECT_EQ(pod["lastError"], absl::StrCat(name, ": larger than 8 bytes"));
 }
 
 TEST_F(NetDiagnosisControllerTest, AtMostFiveSuperPodsArePublishedPerTick) {
