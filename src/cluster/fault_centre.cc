@@ -25,6 +25,10 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
       registry_(registry),
       options_(std::move(options)),
       config_(options_.config),
+      own_informers_(options_.watch_store && options_.informers == nullptr
+                         ? std::make_unique<store::InformerFactory>(store)
+                         : nullptr),
+      informers_(options_.informers != nullptr ? options_.informers : own_informers_.get()),
       publisher_(store, clock,
                  {.shard_limit_bytes = options_.shard_limit_bytes,
                   .max_writes_per_second = options_.max_writes_per_second,
@@ -175,6 +179,66 @@ absl::Status FaultCentre::Start() {
   }
   RunManualConfig();
 
+  CLUSTERD_RETURN_IF_ERROR(options_.watch_store ? RegisterOnInformers() : ListOnce());
+  {
+    std::vector<std::string> gone;
+    RefreshIndex(&gone);
+  }
+  publisher_.PublishNodeShard();  // cluster-info-node-cm is written even when empty
+  // The initial view, on this thread.
+  const absl::Time begin = clock_.Now();
+  const size_t handled = controller_.DrainOnCallingThread();
+  {
+    absl::MutexLock lock(&mu_);
+    LogInfo(kComponent, "initial view built",
+            {{"device_nodes", device_records_}, {"k8s_nodes", k8s_nodes_},
+             {"public_faults", public_faults_.Size()}, {"keys", handled},
+             {"ms", absl::ToInt64Milliseconds(clock_.Now() - begin)}});
+  }
+  // A change of clusterd-config-cm between its first read and the registration.
+  if (options_.watch_store) controller_.Enqueue(FaultCentreKey::Of(Kind::kManualConfigChanged));
+
+  // The periodic keys' first delays; from then on each asks for its next pass (RequeueAfter).
+  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kJobIndex), options_.job_index_period);
+  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kManualSync), options_.manual_sync_period);
+  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kManualConfig), options_.manual_config_period);
+  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kConfigPoll), options_.config_poll_period);
+  return absl::OkStatus();
+}
+
+absl::Status FaultCentre::RegisterOnInformers() {
+  const std::string cim = absl::StrCat(Sv(model::kConsumerCimLabel), "=true");
+  const std::string pf = absl::StrCat(Sv(kPublicFaultLabel), "=true");
+  // The filters of the watches the centre needs: the device-info and node-info ConfigMaps that
+  // are for it (the consumer label), public-fault ConfigMaps anywhere, clusterd-config-cm's
+  // namespace (an operator's policy change takes effect when it is written), every Node.
+  const std::pair<std::string_view, store::InformerFilter> feeds[] = {
+      {store::kNodes, {}},
+      {store::kConfigMaps,
+       {.ns = std::string(model::kDeviceInfoNamespace),
+        .selector = *store::LabelSelector::Parse(cim)}},
+      {store::kConfigMaps,
+       {.ns = std::string(model::kNodeInfoNamespace),
+        .selector = *store::LabelSelector::Parse(cim)}},
+      {store::kConfigMaps, {.selector = *store::LabelSelector::Parse(pf)}},
+      {store::kConfigMaps, {.ns = std::string(kManualNamespace)}},
+  };
+  for (const auto& [resource, filter] : feeds) {
+    store::SharedInformer& informer = informers_->For(resource);
+    if (absl::Status s = informer.Start(); !s.ok()) {
+      return Annotate(s, absl::StrCat("fault centre: watching ", Sv(resource)));
+    }
+    // Registered on a started informer: the objects cached now come first, as ADDED.
+    std::string r(resource);
+    registrations_.push_back(informer.AddHandler(
+        {.filter = filter,
+         .on_event = [this, r](const store::WatchEvent& e) { Observe(r, e); },
+         .on_replay = nullptr}));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FaultCentre::ListOnce() {
   auto list = [&](std::string_view resource, const std::string& ns,
                   const std::string& selector) -> absl::StatusOr<store::ObjectList> {
     store::ListOptions options;
@@ -187,94 +251,25 @@ absl::Status FaultCentre::Start() {
   const std::string cim = absl::StrCat(Sv(model::kConsumerCimLabel), "=true");
   const std::string pf = absl::StrCat(Sv(kPublicFaultLabel), "=true");
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList nodes, list(store::kNodes, "", ""));
-  CLUSTERD_ASSIGN_OR_RETURN(
-      store::ObjectList devices,
-      list(store::kConfigMaps, std::string(model::kDeviceInfoNamespace), cim));
+  CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList devices,
+                            list(store::kConfigMaps, std::string(model::kDeviceInfoNamespace), cim));
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList node_infos,
                             list(store::kConfigMaps, std::string(model::kNodeInfoNamespace), cim));
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList public_cms, list(store::kConfigMaps, "", pf));
-
-  auto stash = [this](const FaultCentreKey& key, store::Object object) {
-    {
-      absl::MutexLock lock(&pending_mu_);
-      pending_[FaultCentreKeyCodec::Encode(key)] = std::move(object);
+  for (store::ObjectList* l : {&nodes, &devices, &node_infos, &public_cms}) {
+    const std::string_view resource = l == &nodes ? store::kNodes : store::kConfigMaps;
+    for (const store::Object& o : l->items) {
+      Observe(resource, store::WatchEvent{store::WatchEventType::kAdded, o});
     }
-    controller_.Enqueue(key);
-  };
-  for (auto& n : nodes.items) {
-    FaultCentreKey key = FaultCentreKey::K8sNode(store::NameOf(n));
-    stash(key, std::move(n));
   }
-  for (auto& d : devices.items) {
-    const std::string node = NodeOfConfigMap(store::NameOf(d), model::kDeviceInfoPrefix);
-    if (!node.empty()) stash(FaultCentreKey::Device(node), std::move(d));
-  }
-  for (auto& d : node_infos.items) {
-    const std::string node = NodeOfConfigMap(store::NameOf(d), model::kNodeInfoPrefix);
-    if (!node.empty()) stash(FaultCentreKey::NodeInfo(node), std::move(d));
-  }
-  for (auto& p : public_cms.items) {
-    FaultCentreKey key =
-        FaultCentreKey::PublicFaultCm(absl::StrCat(store::NamespaceOf(p), "/", store::NameOf(p)));
-    stash(key, std::move(p));
-  }
-  {
-    std::vector<std::string> gone;
-    RefreshIndex(&gone);
-  }
-  publisher_.PublishNodeShard();  // cluster-info-node-cm is written even when empty
-  // The initial view, on this thread.
-  const absl::Time begin = clock_.Now();
-  const size_t handled = controller_.DrainOnCallingThread();
-  LogInfo(kComponent, "initial view built",
-          {{"device_nodes", devices.items.size()},
-           {"node_infos", node_infos.items.size()},
-           {"public_fault_cms", public_cms.items.size()},
-           {"k8s_nodes", nodes.items.size()},
-           {"keys", handled},
-           {"ms", absl::ToInt64Milliseconds(clock_.Now() - begin)}});
-
-  if (options_.watch_store) {
-    auto watch = [&](std::string_view resource, const std::string& ns, const std::string& selector,
-                     const std::string& version) -> absl::Status {
-      store::WatchOptions options;
-      options.ns = ns;
-      if (!selector.empty()) options.selector = *store::LabelSelector::Parse(selector);
-      options.resource_version = version;
-      std::string r(resource);
-      auto handle =
-          store_.Watch(resource, options, [this, r](const store::WatchEvent& e) { Observe(r, e); });
-      if (!handle.ok()) {
-        return Annotate(handle.status(), absl::StrCat("fault centre: watching ", Sv(resource)));
-      }
-      watches_.push_back(*std::move(handle));
-      return absl::OkStatus();
-    };
-    CLUSTERD_RETURN_IF_ERROR(watch(store::kNodes, "", "", nodes.resource_version));
-    CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, std::string(model::kDeviceInfoNamespace),
-                                   cim, devices.resource_version));
-    CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, std::string(model::kNodeInfoNamespace), cim,
-                                   node_infos.resource_version));
-    CLUSTERD_RETURN_IF_ERROR(watch(store::kConfigMaps, "", pf, public_cms.resource_version));
-    // clusterd-config-cm: an operator's policy change takes effect when it is written.
-    CLUSTERD_RETURN_IF_ERROR(
-        watch(store::kConfigMaps, std::string(kManualNamespace), "", public_cms.resource_version));
-    // A change between the first read and the watch.
-    controller_.Enqueue(FaultCentreKey::Of(Kind::kManualConfigChanged));
-  }
-
-  // The periodic keys' first delays; from then on each asks for its next pass (RequeueAfter).
-  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kJobIndex), options_.job_index_period);
-  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kManualSync), options_.manual_sync_period);
-  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kManualConfig), options_.manual_config_period);
-  controller_.EnqueueAfter(FaultCentreKey::Of(Kind::kConfigPoll), options_.config_poll_period);
   return absl::OkStatus();
 }
 
 void FaultCentre::Stop() {
-  watches_.clear();
+  registrations_.clear();
   controller_.Stop();
   publisher_.Stop();
+  if (own_informers_ != nullptr) own_informers_->Stop();
 }
 
 void FaultCentre::JobsChanged() { controller_.Enqueue(FaultCentreKey::Of(Kind::kJobIndex)); }

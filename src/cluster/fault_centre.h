@@ -1,11 +1,11 @@
 #pragma once
 
-// The cluster fault centre (fault-pipeline.md §7, §9, §1.4, §1.8, §1.10): store watches in,
-// cluster-info ConfigMaps, statistic-fault-info, clusterd-manual-info-cm, pod labels and per-job
-// fault snapshots out.
+// The cluster fault centre (fault-pipeline.md §7, §9, §1.4, §1.8, §1.10): Node and ConfigMap
+// events in (handlers on the shared informers, store/informer.h); cluster-info ConfigMaps,
+// statistic-fault-info, clusterd-manual-info-cm, pod labels and per-job fault snapshots out.
 //
-// Event-driven and level-triggered: a watch handler only records the newest object for its key
-// and queues the key (fault_centre_key.h: `dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`,
+// Event-driven and level-triggered: an informer handler only records the newest object for its
+// key and queues the key (fault_centre_key.h: `dev/<node>`, `nod/<node>`, `pf/<ns>/<name>`,
 // `k8s/<node>`) on a keyed controller (runtime/controller.h), so a burst of writes for one node
 // is processed once. One worker (controller().Start(), or controller().RunUntilIdleForTest() in
 // tests) owns all state: it verifies the ConfigMap (a bad one keeps the node's last good state,
@@ -51,6 +51,7 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "runtime/controller.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -105,8 +106,11 @@ class FaultCentre {
     // the store has any Node object (the embedded store often has none).
     enum class MissingNode { kAuto, kNotReady, kReady };
     MissingNode missing_node = MissingNode::kAuto;
-    // Tests feed store events through Observe instead.
+    // Tests feed store events through Observe instead (Start then lists the store once).
     bool watch_store = true;
+    // The process's shared informers of Nodes and ConfigMaps (ClusterBrain's); null: the
+    // centre keeps informers of its own over the store (benchmarks, standalone use).
+    store::InformerFactory* informers = nullptr;
   };
 
   FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegistry* registry,
@@ -234,6 +238,11 @@ class FaultCentre {
   void Reject(std::string_view kind, std::string_view reason, std::string_view message);
   int64_t NowMs() const;
 
+  // The initial objects and every change: handlers on the shared informers (watch_store), or
+  // one list of the store (tests that feed Observe). Either way they are stashed and queued.
+  absl::Status RegisterOnInformers();
+  absl::Status ListOnce();
+
   // Configuration: asks the source, applies what changed (under mu_).
   void LoadConfig();
   void ApplyConfig(FaultConfigRead read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -254,7 +263,9 @@ class FaultCentre {
   std::vector<JobFaultSink*> sinks_;
   std::function<bool(const std::string&)> fault_subscribed_;
   FaultConfigSource* const config_;
-  std::vector<std::unique_ptr<store::WatchHandle>> watches_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // watch_store without informers
+  store::InformerFactory* const informers_;
+  std::vector<std::unique_ptr<store::InformerRegistration>> registrations_;
 
   // Newest watched objects not yet taken by the worker (nullopt: deleted).
   absl::Mutex pending_mu_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/status_util.h"
 #include "diagnosis/file_pingmesh_result_source.h"
 
 namespace clusterd::diagnosis {
@@ -157,30 +158,40 @@ NetDiagnosisController::~NetDiagnosisController() { Stop(); }
 absl::Status NetDiagnosisController::Start() {
   auto selector = store::LabelSelector::Parse(absl::StrCat(Sv(kPingmeshConsumerLabel), "=true"));
   if (!selector.ok()) return selector.status();
-  store::WatchOptions cm_options;
-  cm_options.ns = std::string(kPingmeshNamespace);
-  cm_options.selector = *selector;
-  auto cm_watch = store_.Watch(store::kConfigMaps, cm_options, [this](const store::WatchEvent& e) {
-    if (store::NameOf(e.object) == kPingmeshConfigName) controller_.Enqueue(kConfigKey);
-  });
-  if (!cm_watch.ok()) return cm_watch.status();
+  store::InformerFactory* informers = options_.informers;
+  if (informers == nullptr) {
+    own_informers_ = std::make_unique<store::InformerFactory>(store_);
+    informers = own_informers_.get();
+  }
+  store::SharedInformer& cms = informers->For(store::kConfigMaps);
+  store::SharedInformer& nodes = informers->For(store::kNodes);
+  CLUSTERD_RETURN_IF_ERROR(cms.Start());
+  CLUSTERD_RETURN_IF_ERROR(nodes.Start());
+  config_registration_ = cms.AddHandler(
+      {.filter = {.ns = std::string(kPingmeshNamespace), .selector = *selector},
+       .on_event =
+           [this](const store::WatchEvent& e) {
+             if (store::NameOf(e.object) == kPingmeshConfigName) controller_.Enqueue(kConfigKey);
+           },
+       .on_replay = nullptr});
   // Node changes are debounced: the first change parks the topology pass one tick ahead, the
   // following ones join it (AddAfter keeps the earlier due time).
-  auto node_watch =
-      store_.Watch(store::kNodes, store::WatchOptions{}, [this](const store::WatchEvent&) {
-        controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
-      });
-  if (!node_watch.ok()) return node_watch.status();
-  config_watch_ = std::move(*cm_watch);
-  node_watch_ = std::move(*node_watch);
+  node_registration_ = nodes.AddHandler(
+      {.filter = {},
+       .on_event =
+           [this](const store::WatchEvent&) {
+             controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
+           },
+       .on_replay = nullptr});
   Resync();
   controller_.Start();
   return absl::OkStatus();
 }
 
 void NetDiagnosisController::Stop() {
-  config_watch_.reset();
-  node_watch_.reset();
+  config_registration_.reset();
+  node_registration_.reset();
+  if (own_informers_ != nullptr) own_informers_->Stop();
   controller_.Stop();
 }
 

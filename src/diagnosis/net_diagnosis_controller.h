@@ -19,6 +19,7 @@
 #include "diagnosis/super_pod_topology.h"
 #include "nlohmann/json.hpp"
 #include "runtime/controller.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::diagnosis {
@@ -46,6 +47,9 @@ struct NetDiagnosisOptions {
   size_t max_file_bytes = 16 << 20;
   // pktSize of the generated ping lists.
   int64_t ping_packet_size = 1024;
+  // The process's shared ConfigMap and Node informers (ClusterBrain's); null: informers of the
+  // controller's own over the store.
+  store::InformerFactory* informers = nullptr;
 };
 
 // What `GET /api/clusterd/v1/netfault` shows for one super pod.
@@ -151,8 +155,9 @@ class NetDiagnosisController {
   mutable absl::Mutex view_mu_;
   nlohmann::ordered_json view_ ABSL_GUARDED_BY(view_mu_);
 
-  std::unique_ptr<store::WatchHandle> config_watch_;
-  std::unique_ptr<store::WatchHandle> node_watch_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  std::unique_ptr<store::InformerRegistration> config_registration_;
+  std::unique_ptr<store::InformerRegistration> node_registration_;
   // Last: its worker calls Reconcile, which uses everything above.
   runtime::Controller controller_;
 };

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/status_util.h"
 #include "diagnosis/file_profiling_data_source.h"
 #include "diagnosis/slow_node_context.h"
 #include "model/pod_group_info.h"
@@ -87,21 +88,30 @@ SlowNodeController::~SlowNodeController() { Stop(); }
 absl::Status SlowNodeController::Start() {
   auto selector = store::LabelSelector::Parse(absl::StrCat(Sv(kSlowNodeLabel), "=true"));
   if (!selector.ok()) return selector.status();
-  store::WatchOptions options;
-  options.selector = *selector;
-  auto watch = store_.Watch(store::kConfigMaps, options, [this](const store::WatchEvent& e) {
-    const std::string name = store::NameOf(e.object);
-    if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) return;
-    controller_.Enqueue(absl::StrCat(Sv(kCmKeyPrefix), store::NamespaceOf(e.object), "/", name));
-  });
-  if (!watch.ok()) return watch.status();
-  watch_ = std::move(*watch);
+  store::InformerFactory* informers = options_.informers;
+  if (informers == nullptr) {
+    own_informers_ = std::make_unique<store::InformerFactory>(store_);
+    informers = own_informers_.get();
+  }
+  store::SharedInformer& cms = informers->For(store::kConfigMaps);
+  CLUSTERD_RETURN_IF_ERROR(cms.Start());
+  registration_ = cms.AddHandler(
+      {.filter = {.selector = *selector},
+       .on_event =
+           [this](const store::WatchEvent& e) {
+             const std::string name = store::NameOf(e.object);
+             if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) return;
+             controller_.Enqueue(
+                 absl::StrCat(Sv(kCmKeyPrefix), store::NamespaceOf(e.object), "/", name));
+           },
+       .on_replay = nullptr});
   controller_.Start();
   return absl::OkStatus();
 }
 
 void SlowNodeController::Stop() {
-  watch_.reset();
+  registration_.reset();
+  if (own_informers_ != nullptr) own_informers_->Stop();
   controller_.Stop();
 }
 

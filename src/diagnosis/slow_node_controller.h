@@ -20,6 +20,7 @@
 #include "diagnosis/slow_node_algorithm.h"
 #include "model/job_profiling_switch.h"
 #include "runtime/controller.h"
+#include "store/informer.h"
 #include "store/object_store.h"
 
 namespace clusterd::diagnosis {
@@ -88,6 +89,9 @@ struct SlowNodeControllerOptions {
   // Newest samples kept per rank and series between rounds (at least 2·(N + K)): the CSVs are
   // read incrementally, so a round costs the lines appended since the last one.
   size_t max_samples_per_series = 128;
+  // The process's shared ConfigMap informer (ClusterBrain's); null: an informer of the
+  // controller's own over the store.
+  store::InformerFactory* informers = nullptr;
 };
 
 // Per-rank line of the view.
@@ -197,7 +201,8 @@ class SlowNodeController {
   mutable absl::Mutex view_mu_;
   std::map<std::string, SlowNodeJobView> views_ ABSL_GUARDED_BY(view_mu_);  // ns/job or cm
 
-  std::unique_ptr<store::WatchHandle> watch_;
+  std::unique_ptr<store::InformerFactory> own_informers_;  // when none was given
+  std::unique_ptr<store::InformerRegistration> registration_;
   // Last: its worker calls Reconcile, which uses everything above.
   runtime::Controller controller_;
 };

@@ -6,16 +6,22 @@
 namespace clusterd::server {
 namespace {
 
+// The fault centre reads its configuration files through the source the brain owns, and the
+// store through the brain's informers.
 cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
-                                         cluster::FaultConfigSource* config) {
+                                         cluster::FaultConfigSource* config,
+                                         store::InformerFactory* informers) {
   options.config = config;
+  if (options.informers == nullptr) options.informers = informers;
   return options;
 }
 
 // The diagnosis controllers read their files through the sources the brain owns.
 diagnosis::SlowNodeControllerOptions WithSource(diagnosis::SlowNodeControllerOptions options,
-                                                diagnosis::ProfilingDataSource* source) {
+                                                diagnosis::ProfilingDataSource* source,
+                                                store::InformerFactory* informers) {
   if (options.source == nullptr) options.source = source;
+  if (options.informers == nullptr) options.informers = informers;
   return options;
 }
 
@@ -27,14 +33,14 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       global_rank_tables_(store, jobs_, clock, options.global_rank_tables, &informers_),
       data_trace_(store, jobs_),
       fault_config_(options.fault_config, clock),
-      faults_(store, clock, &jobs_, WithConfig(options.faults, &fault_config_)),
+      faults_(store, clock, &jobs_, WithConfig(options.faults, &fault_config_, &informers_)),
       recovery_(store, clock, &jobs_, &faults_, options.recovery, &informers_),
       goodput_(store, clock, options.goodput),
       slow_node_faults_(faults_, "slow-node"),
       net_faults_sink_(faults_, "slow-network"),
       slow_node_profiling_(store, data_trace_),
       slow_node_data_(options.slow_node.profiling_root, options.slow_node.max_file_bytes),
-      slow_nodes_(store, clock, slow_node_faults_, WithSource(options.slow_node, &slow_node_data_),
+      slow_nodes_(store, clock, slow_node_faults_, WithSource(options.slow_node, &slow_node_data_, &informers_),
                   /*lookup=*/nullptr, &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
   // Goodput: job statuses from the summaries, faults from the per-job snapshots, and the
@@ -66,6 +72,7 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
   // Slow-network alarms take the same way into the fault centre (the sink is stateless).
   if (!options.net_fault.root.empty()) {
     diagnosis::NetDiagnosisOptions net = options.net_fault;
+    if (net.informers == nullptr) net.informers = &informers_;
     if (net.results == nullptr) {
       net_results_ =
           std::make_unique<diagnosis::FilePingmeshResultSource>(net.root, net.max_file_bytes);

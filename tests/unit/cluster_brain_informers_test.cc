@@ -36,7 +36,7 @@ class WatchCountingStore final : public clusterd::testing::ForwardingStore {
   std::map<std::string, int> watches_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST(ClusterBrainInformers, PodsPodGroupsAndNodesAreWatchedOnceForEveryRoomThatReadsThem) {
+TEST(ClusterBrainInformers, EveryResourceIsWatchedOnceForEveryRoomThatReadsIt) {
   store::MemoryStore memory;
   WatchCountingStore store(memory);
   ManualClock clock;
@@ -45,8 +45,11 @@ TEST(ClusterBrainInformers, PodsPodGroupsAndNodesAreWatchedOnceForEveryRoomThatR
   // The job registry and the recovery bridge read pods and PodGroups; only the informer watches.
   EXPECT_EQ(store.Watches(store::kPods), 1);
   EXPECT_EQ(store.Watches(store::kPodGroups), 1);
-  // Nodes: the informer (the registry's) and the fault centre's own watch, not moved yet.
-  EXPECT_EQ(store.Watches(store::kNodes), 2);
+  // Nodes: the registry and the fault centre; ConfigMaps: the fault centre (device-info,
+  // node-info, public faults, clusterd-config-cm), the global rank-table feed and the slow-node
+  // controller. One informer each.
+  EXPECT_EQ(store.Watches(store::kNodes), 1);
+  EXPECT_EQ(store.Watches(store::kConfigMaps), 1);
   EXPECT_TRUE(brain.informers().For(store::kPods).HasSynced());
   EXPECT_TRUE(brain.informers().For(store::kConfigMaps).HasSynced());
   brain.Stop();
