@@ -6,42 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "cluster/cluster_info_render.h"
 #include "cluster/fault_centre.h"
+#include "cluster/node_object.h"
 #include "common/json_util.h"
 
 namespace clusterd::cluster {
-namespace {
-
-bool NodeIsReady(const store::Object& node) {
-  auto status = node.find("status");
-  if (status == node.end() || !status->is_object()) return false;
-  auto conditions = status->find("conditions");
-  if (conditions == status->end() || !conditions->is_array()) return false;
-  for (const auto& c : *conditions) {
-    if (StringOr(c, "type", "") == "Ready") return StringOr(c, "status", "") == "True";
-  }
-  return false;
-}
-
-std::string NodeInternalIp(const store::Object& node) {
-  auto status = node.find("status");
-  if (status == node.end() || !status->is_object()) return "";
-  auto addresses = status->find("addresses");
-  if (addresses == status->end() || !addresses->is_array()) return "";
-  for (const auto& a : *addresses) {
-    if (StringOr(a, "type", "") == "InternalIP") return StringOr(a, "address", "");
-  }
-  return "";
-}
-
-std::string NodeSerial(const store::Object& node) {
-  auto md = node.find("metadata");
-  if (md == node.end() || !md->is_object()) return "";
-  auto ann = md->find("annotations");
-  if (ann == md->end() || !ann->is_object()) return "";
-  return StringOr(*ann, "product-serial-number", "");
-}
-
-}  // namespace
 
 bool FaultCentre::NodeReady(const NodeState* ns) const {
   if (ns != nullptr && ns->k8s_exists) return ns->k8s_ready;

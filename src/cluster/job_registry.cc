@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "cluster/job_summary.h"
 #include "cluster/job_uuid.h"
+#include "cluster/node_object.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/status_util.h"
@@ -19,7 +20,6 @@ using model::PodGroupInfo;
 using model::PodInfo;
 
 constexpr char kComponent[] = "job-registry";
-constexpr std::string_view kNodeSerialAnnotation = "product-serial-number";
 
 absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -39,26 +39,6 @@ Counter& ReconcileCounter(std::string_view transition) {
 
 std::string KeyOf(const store::Object& o) {
   return absl::StrCat(store::NamespaceOf(o), "/", store::NameOf(o));
-}
-
-std::string NodeInternalIp(const store::Object& node) {
-  auto status = node.find("status");
-  if (status == node.end() || !status->is_object()) return "";
-  auto addresses = status->find("addresses");
-  if (addresses == status->end() || !addresses->is_array()) return "";
-  for (const auto& a : *addresses) {
-    if (a.is_object() && a.value("type", "") == "InternalIP") return a.value("address", "");
-  }
-  return "";
-}
-
-std::string NodeSerial(const store::Object& node) {
-  auto md = node.find("metadata");
-  if (md == node.end() || !md->is_object()) return "";
-  auto ann = md->find("annotations");
-  if (ann == md->end() || !ann->is_object()) return "";
-  auto sn = ann->find(kNodeSerialAnnotation);
-  return sn != ann->end() && sn->is_string() ? sn->get<std::string>() : "";
 }
 
 // Pods that are obviously meant to be part of a training job, for which a missing owner is worth

@@ -22,15 +22,29 @@
 #include "common/metrics.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
+#include "store/dir/dir_files.h"
 #include "store/strings.h"
 
 namespace clusterd::store {
+
+using dir_files::ErrnoError;
+using dir_files::FsyncDir;
+using dir_files::IsIgnoredName;
+using dir_files::FileLock;
+using dir_files::IsStoreTempName;
+using dir_files::IsSymlinkToDir;
+using dir_files::JoinPath;
+using dir_files::kJsonSuffix;
+using dir_files::kMaxFileObjectName;
+using dir_files::MakeDir;
+using dir_files::ObjectNameOf;
+using dir_files::Serialize;
+using dir_files::SymlinkError;
+using dir_files::WriteFileAtomically;
+
 namespace {
 
 constexpr std::string_view kComponent = "store";
-constexpr std::string_view kJsonSuffix = ".json";
-constexpr uint32_t kDirMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
-                              IN_DELETE_SELF | IN_ONLYDIR;
 
 // Bad-file reasons, the `reason` label of clusterd_store_bad_files_total.
 constexpr std::string_view kReasonUnreadable = "unreadable";
@@ -41,167 +55,6 @@ constexpr std::string_view kReasonPathMismatch = "path_mismatch";
 constexpr std::string_view kReasonInvalid = "invalid";
 constexpr std::string_view kReasonSymlink = "symlink";
 
-// The longest object name with a file: NAME_MAX less ".json".
-constexpr size_t kMaxFileObjectName = NAME_MAX - kJsonSuffix.size();
-// How much of the object's file name a temp file's name keeps (for an operator looking into
-// PATH/.tmp), leaving room for pid, sequence and suffix within NAME_MAX.
-constexpr size_t kTempNameKeep = 128;
-constexpr std::string_view kTempSuffix = ".tmp";
-
-absl::Status ErrnoError(int err, std::string_view path, std::string_view what) {
-  return absl::ErrnoToStatus(err, Cat("dir store ", path, ": ", what));
-}
-
-std::string JoinPath(std::string_view a, std::string_view b) { return Cat(a, "/", b); }
-
-bool IsIgnoredName(std::string_view name) { return name.empty() || name.front() == '.'; }
-
-// The object name of a file name, or nullopt if the file is not an object file.
-std::optional<std::string> ObjectNameOf(std::string_view file_name) {
-  if (IsIgnoredName(file_name) || !file_name.ends_with(kJsonSuffix) ||
-      file_name.size() == kJsonSuffix.size()) {
-    return std::nullopt;
-  }
-  return std::string(file_name.substr(0, file_name.size() - kJsonSuffix.size()));
-}
-
-// The bytes a store writes for an object: kubectl-like, 2-space indent, newline-terminated.
-std::string Serialize(const Object& object) {
-  return object.dump(2, ' ', false, Object::error_handler_t::replace) + "\n";
-}
-
-absl::Status FsyncDir(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(errno, dir, "cannot open directory");
-  int rc = fsync(fd);
-  int err = errno;
-  close(fd);
-  if (rc != 0) return ErrnoError(err, dir, "fsync of directory failed");
-  return absl::OkStatus();
-}
-
-absl::Status WriteAll(int fd, std::string_view text, const std::string& path) {
-  while (!text.empty()) {
-    ssize_t n = write(fd, text.data(), text.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, path, "write failed");
-    }
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
-// Whether `digits` is a non-empty run of decimal digits.
-bool AllDigits(std::string_view digits) {
-  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
-}
-
-// A temp file name as WriteFileAtomically makes them: ".<file name, shortened>.<pid>.<n>.tmp".
-// Older versions kept the whole file name, which the pattern covers too.
-bool IsStoreTempName(std::string_view name) {
-  if (name.size() < 2 || name.front() != '.' || !name.ends_with(kTempSuffix)) return false;
-  name.remove_suffix(kTempSuffix.size());
-  for (int part = 0; part < 2; ++part) {  // <n>, then <pid>
-    size_t dot = name.rfind('.');
-    if (dot == std::string_view::npos || !AllDigits(name.substr(dot + 1))) return false;
-    name = name.substr(0, dot);
-  }
-  return !name.empty();  // the leading dot remains
-}
-
-// Replaces dir/name atomically: a temp file in `temp_dir` (same file system, not watched),
-// fsync, rename, fsync of the directory. `written` receives the file's stat (the inode survives
-// the rename). The caller holds the writers' flock, so a temp file of the same name can only be
-// one left by a writer that died (a pid is reused, e.g. pid 1 in a container): it is replaced.
-absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
-                                 std::string_view name, std::string_view text,
-                                 struct stat* written) {
-  static std::atomic<uint64_t> sequence{0};
-  std::string final_path = JoinPath(dir, name);
-  // Not the whole name: a 250-character object name is a 255-byte file name already.
-  std::string temp_path = JoinPath(temp_dir, Cat(".", name.substr(0, kTempNameKeep), ".", getpid(),
-                                                 ".", sequence.fetch_add(1), kTempSuffix));
-  auto create = [&] {
-    return open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  };
-  int fd = create();
-  if (fd < 0 && errno == ENOENT && mkdir(temp_dir.c_str(), 0755) == 0) {
-    // Someone removed the temp directory while the store ran: make it again.
-    fd = create();
-  }
-  if (fd < 0 && errno == EEXIST && unlink(temp_path.c_str()) == 0) fd = create();
-  if (fd < 0) return ErrnoError(errno, temp_path, "cannot create");
-  absl::Status status = WriteAll(fd, text, temp_path);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
-  if (status.ok() && fstat(fd, written) != 0) status = ErrnoError(errno, temp_path, "fstat failed");
-  if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, temp_path, "close failed");
-  if (status.ok() && rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    status = ErrnoError(errno, final_path, "rename failed");
-  }
-  if (!status.ok()) {
-    unlink(temp_path.c_str());
-    return status;
-  }
-  return FsyncDir(dir);
-}
-
-// Whether `path` is a symbolic link that leads to a directory (one the layout would otherwise
-// descend into).
-bool IsSymlinkToDir(const std::string& path) {
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-absl::Status SymlinkError(const std::string& path) {
-  return absl::FailedPreconditionError(
-      Cat("dir store ", path,
-          ": is a symbolic link; the store does not follow links out of its directory"));
-}
-
-// mkdir that tolerates an existing directory; true if it created one.
-// A symbolic link is refused, even to a directory (see DirStore::SymlinkedDirOf).
-absl::StatusOr<bool> MakeDir(const std::string& path) {
-  if (mkdir(path.c_str(), 0755) == 0) return true;
-  if (errno != EEXIST) return ErrnoError(errno, path, "cannot create directory");
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0) return ErrnoError(errno, path, "cannot stat");
-  if (S_ISLNK(st.st_mode)) return SymlinkError(path);
-  if (!S_ISDIR(st.st_mode)) return ErrnoError(ENOTDIR, path, "cannot create directory");
-  return false;
-}
-
-// Holds the cross-process writer lock (flock on PATH/.lock) for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(int fd) : fd_(fd) {
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        error_ = errno;
-        return;
-      }
-    }
-    locked_ = true;
-  }
-  ~FileLock() {
-    if (locked_) flock(fd_, LOCK_UN);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
-  absl::Status status(std::string_view root) const {
-    if (locked_) return absl::OkStatus();
-    return ErrnoError(error_, root, "cannot lock .lock");
-  }
-
- private:
-  int fd_;
-  bool locked_ = false;
-  int error_ = 0;
-};
 
 void CloseIfOpen(int& fd) {
   if (fd >= 0) close(fd);
@@ -787,185 +640,6 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
     next = target;
   }
   if (loading) cache_.Reset(next);
-}
-
-// --- inotify ---------------------------------------------------------------------------------
-
-bool DirStore::WatchDir(WatchedDir dir) {
-  int wd = inotify_add_watch(inotify_fd_, dir.path.c_str(), kDirMask);
-  if (wd < 0) {
-    if (errno != ENOENT && errno != ENOTDIR) {
-      LogWarn(kComponent, "cannot watch directory",
-              {{"path", dir.path}, {"error", std::strerror(errno)}});
-    }
-    return false;
-  }
-  dirs_[wd] = std::move(dir);
-  return true;
-}
-
-void DirStore::UnwatchTree(const std::string& path) {
-  std::string prefix = path + "/";
-  for (auto it = dirs_.begin(); it != dirs_.end();) {
-    auto current = it++;
-    if (current->second.path == path || current->second.path.starts_with(prefix)) {
-      inotify_rm_watch(inotify_fd_, current->first);  // fails harmlessly if already gone
-      dirs_.erase(current);
-    }
-  }
-}
-
-void DirStore::ScanAll(KeySet* dirty) {
-  for (std::string_view resource : kKnownResources) {
-    ScanResourceDir(std::string(resource), dirty);
-    for (ObjectKey& key : cache_.Keys(resource)) dirty->insert(std::move(key));
-  }
-}
-
-void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
-  std::string path = JoinPath(root_, resource);
-  if (IsSymlinkToDir(path)) return ReportSymlink(path);
-  // Watch first, then list: a file landing in between is seen twice, never missed.
-  if (!WatchDir(WatchedDir{path, resource, std::nullopt})) return;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    std::string name = entry.path().filename().string();
-    if (IsIgnoredName(name)) continue;
-    if (IsClusterScoped(resource)) {
-      if (auto object_name = ObjectNameOf(name)) {
-        dirty->insert(ObjectKey{resource, "", *object_name});
-      }
-    } else if (entry.is_directory(ec)) {  // follows links: ScanNamespaceDir refuses them
-      ScanNamespaceDir(resource, name, dirty);
-    }
-  }
-}
-
-void DirStore::ScanNamespaceDir(const std::string& resource, const std::string& ns, KeySet* dirty) {
-  std::string path = JoinPath(JoinPath(root_, resource), ns);
-  if (IsSymlinkToDir(path)) return ReportSymlink(path);
-  if (!WatchDir(WatchedDir{path, resource, ns})) return;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    if (auto object_name = ObjectNameOf(entry.path().filename().string())) {
-      dirty->insert(ObjectKey{resource, ns, *object_name});
-    }
-  }
-}
-
-bool DirStore::ReadEvents(KeySet* dirty) {
-  alignas(inotify_event) char buf[64 * 1024];
-  bool any = false;
-  bool overflow = false;
-  for (;;) {
-    ssize_t n = read(inotify_fd_, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN) {
-        LogError(kComponent, "reading inotify events failed",
-                 {{"path", root_}, {"error", std::strerror(errno)}});
-      }
-      break;
-    }
-    if (n == 0) break;
-    any = true;
-    for (char* p = buf; p < buf + n;) {
-      auto* ev = reinterpret_cast<inotify_event*>(p);
-      p += sizeof(inotify_event) + ev->len;
-      if (ev->mask & IN_Q_OVERFLOW) {
-        overflow = true;
-        continue;
-      }
-      auto it = dirs_.find(ev->wd);
-      if (it == dirs_.end()) continue;
-      const WatchedDir dir = it->second;  // copy: the handlers below may change dirs_
-      if (ev->mask & IN_IGNORED) {        // the directory is gone
-        dirs_.erase(it);
-        if (!dir.resource.empty()) {
-          for (ObjectKey& key : cache_.Keys(dir.resource, dir.ns)) dirty->insert(std::move(key));
-        }
-        continue;
-      }
-      if (ev->len == 0) continue;
-      std::string name(ev->name);
-      if (IsIgnoredName(name)) continue;
-      bool is_root = dir.resource.empty();
-      bool is_resource_dir = !is_root && !dir.ns.has_value();
-      if (ev->mask & IN_ISDIR) {
-        std::string child = JoinPath(dir.path, name);
-        if (is_root && !IsKnownResource(name)) continue;
-        if (is_resource_dir && IsClusterScoped(dir.resource)) continue;
-        if (!is_root && !is_resource_dir) continue;  // nothing lives below namespaces
-        if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
-          UnwatchTree(child);
-          std::optional<std::string_view> ns;
-          if (is_resource_dir) ns = name;
-          for (ObjectKey& key : cache_.Keys(is_root ? name : dir.resource, ns)) {
-            dirty->insert(std::move(key));
-          }
-        }
-        if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
-          // Files may have landed before the watch: list the new directory.
-          if (is_root) {
-            ScanResourceDir(name, dirty);
-          } else {
-            ScanNamespaceDir(dir.resource, name, dirty);
-          }
-        }
-        continue;
-      }
-      if (is_root || (is_resource_dir && !IsClusterScoped(dir.resource))) {
-        // Not a directory, where the layout has directories: a link to one is reported (and
-        // not followed, as at start-up); anything else is ignored.
-        if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && (!is_root || IsKnownResource(name))) {
-          if (std::string child = JoinPath(dir.path, name); IsSymlinkToDir(child)) {
-            ReportSymlink(child);
-          }
-        }
-        continue;
-      }
-      // A plain IN_CREATE may be a file still being written: wait for its close or rename.
-      if (!(ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE))) continue;
-      if (auto object_name = ObjectNameOf(name)) {
-        dirty->insert(ObjectKey{dir.resource, dir.ns.value_or(""), *object_name});
-      }
-    }
-  }
-  if (overflow) {
-    LogWarn(kComponent, "inotify queue overflowed, rescanning", {{"path", root_}});
-    ScanAll(dirty);
-  }
-  return any;
-}
-
-void DirStore::ProcessEvents() {
-  absl::MutexLock lock(&write_mu_);
-  KeySet dirty;
-  if (!ReadEvents(&dirty) || dirty.empty()) return;
-  // Most events are echoes of this process's own writes: settle those without the flock.
-  if (!NeedsSync(dirty)) return;
-  FileLock flock(lock_fd_);
-  if (absl::Status s = flock.status(root_); !s.ok()) {
-    LogError(kComponent, "cannot take the store lock; changes stay pending", {{"error", s}});
-    return;
-  }
-  ReadEvents(&dirty);  // whatever completed before we got the lock
-  Sync(dirty, /*loading=*/false);
-}
-
-void DirStore::WatchLoop() {
-  pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  for (;;) {
-    int n = poll(fds, 2, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      LogError(kComponent, "poll failed, no longer watching the directory",
-               {{"path", root_}, {"error", std::strerror(errno)}});
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if (fds[0].revents & POLLIN) ProcessEvents();
-  }
 }
 
 }  // namespace clusterd::store

@@ -1,0 +1,132 @@
+#include "store/dir/dir_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+
+#include "store/strings.h"
+
+namespace clusterd::store::dir_files {
+namespace {
+
+absl::Status WriteAll(int fd, std::string_view text, const std::string& path) {
+  while (!text.empty()) {
+    ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, path, "write failed");
+    }
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+// Whether `digits` is a non-empty run of decimal digits.
+bool AllDigits(std::string_view digits) {
+  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+}  // namespace
+
+absl::Status ErrnoError(int err, std::string_view path, std::string_view what) {
+  return absl::ErrnoToStatus(err, Cat("dir store ", path, ": ", what));
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) { return Cat(a, "/", b); }
+
+bool IsIgnoredName(std::string_view name) { return name.empty() || name.front() == '.'; }
+
+std::optional<std::string> ObjectNameOf(std::string_view file_name) {
+  if (IsIgnoredName(file_name) || !file_name.ends_with(kJsonSuffix) ||
+      file_name.size() == kJsonSuffix.size()) {
+    return std::nullopt;
+  }
+  return std::string(file_name.substr(0, file_name.size() - kJsonSuffix.size()));
+}
+
+std::string Serialize(const Object& object) {
+  return object.dump(2, ' ', false, Object::error_handler_t::replace) + "\n";
+}
+
+absl::Status FsyncDir(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, dir, "cannot open directory");
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return ErrnoError(err, dir, "fsync of directory failed");
+  return absl::OkStatus();
+}
+
+bool IsStoreTempName(std::string_view name) {
+  if (name.size() < 2 || name.front() != '.' || !name.ends_with(kTempSuffix)) return false;
+  name.remove_suffix(kTempSuffix.size());
+  for (int part = 0; part < 2; ++part) {  // <n>, then <pid>
+    size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !AllDigits(name.substr(dot + 1))) return false;
+    name = name.substr(0, dot);
+  }
+  return !name.empty();  // the leading dot remains
+}
+
+absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
+                                 std::string_view name, std::string_view text,
+                                 struct stat* written) {
+  static std::atomic<uint64_t> sequence{0};
+  std::string final_path = JoinPath(dir, name);
+  // Not the whole name: a 250-character object name is a 255-byte file name already.
+  std::string temp_path = JoinPath(temp_dir, Cat(".", name.substr(0, kTempNameKeep), ".", getpid(),
+                                                 ".", sequence.fetch_add(1), kTempSuffix));
+  auto create = [&] {
+    return open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  };
+  int fd = create();
+  if (fd < 0 && errno == ENOENT && mkdir(temp_dir.c_str(), 0755) == 0) {
+    // Someone removed the temp directory while the store ran: make it again.
+    fd = create();
+  }
+  if (fd < 0 && errno == EEXIST && unlink(temp_path.c_str()) == 0) fd = create();
+  if (fd < 0) return ErrnoError(errno, temp_path, "cannot create");
+  absl::Status status = WriteAll(fd, text, temp_path);
+  if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
+  if (status.ok() && fstat(fd, written) != 0) status = ErrnoError(errno, temp_path, "fstat failed");
+  if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, temp_path, "close failed");
+  if (status.ok() && rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    status = ErrnoError(errno, final_path, "rename failed");
+  }
+  if (!status.ok()) {
+    unlink(temp_path.c_str());
+    return status;
+  }
+  return FsyncDir(dir);
+}
+
+bool IsSymlinkToDir(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return false;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::Status SymlinkError(const std::string& path) {
+  return absl::FailedPreconditionError(
+      Cat("dir store ", path,
+          ": is a symbolic link; the store does not follow links out of its directory"));
+}
+
+absl::StatusOr<bool> MakeDir(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) == 0) return true;
+  if (errno != EEXIST) return ErrnoError(errno, path, "cannot create directory");
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return ErrnoError(errno, path, "cannot stat");
+  if (S_ISLNK(st.st_mode)) return SymlinkError(path);
+  if (!S_ISDIR(st.st_mode)) return ErrnoError(ENOTDIR, path, "cannot create directory");
+  return false;
+}
+
+}  // namespace clusterd::store::dir_files
