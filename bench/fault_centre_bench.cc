@@ -125,11 +125,14 @@ class Populator {
     object["metadata"]["uid"] = absl::StrCat("uid-", resource, "-", ++version_);
     object["metadata"]["resourceVersion"] = std::to_string(version_);
     std::filesystem::path dir = std::filesystem::path(root_) / resource;
-    if (object["metadata"].contains("namespace")) dir /= object["metadata"]["namespace"].get<std::string>();
+    if (object["metadata"].contains("namespace"))
+      dir /= object["metadata"]["namespace"].get<std::string>();
     std::filesystem::create_directories(dir);
     std::ofstream(dir / (object["metadata"]["name"].get<std::string>() + ".json")) << object.dump();
   }
-  void Finish() { std::ofstream(std::filesystem::path(root_) / ".resource-version") << version_ << "\n"; }
+  void Finish() {
+    std::ofstream(std::filesystem::path(root_) / ".resource-version") << version_ << "\n";
+  }
 
  private:
   std::string root_;
@@ -188,9 +191,9 @@ class ShardProbe {
  public:
   void OnEvent(const store::WatchEvent& e) {
     const absl::Time now = absl::Now();
-    const std::string name = store::NameOf(e.object);
-    auto data = e.object.find("data");
-    if (data == e.object.end()) return;
+    const std::string name = store::NameOf(e.object());
+    auto data = e.object().find("data");
+    if (data == e.object().end()) return;
     const std::string value = data->value(name, "");
     absl::MutexLock lock(&mu_);
     ++events_;
@@ -289,9 +292,10 @@ void BM_FaultCentreScale(benchmark::State& state) {
       return;
     }
     const absl::Time t1 = absl::Now();
-    Counter& bytes = MetricsRegistry::Default().GetCounter("clusterd_fault_centre_cm_write_bytes_total", "");
-    Counter& writes = MetricsRegistry::Default().GetCounter("clusterd_fault_centre_cm_writes_total", "",
-                                                            {{"result", "ok"}});
+    Counter& bytes =
+        MetricsRegistry::Default().GetCounter("clusterd_fault_centre_cm_write_bytes_total", "");
+    Counter& writes = MetricsRegistry::Default().GetCounter("clusterd_fault_centre_cm_writes_total",
+                                                            "", {{"result", "ok"}});
     centre.FlushWrites();  // the initial publication, the writer's reconcile on this thread
     const absl::Time t2 = absl::Now();
     centre.controller().Start();
@@ -300,10 +304,12 @@ void BM_FaultCentreScale(benchmark::State& state) {
     ShardProbe shards;
     store::WatchOptions wo;
     wo.ns = std::string(kClusterInfoNamespace);
-    auto list = (*clusterd_store)->List(store::kConfigMaps, {std::string(kClusterInfoNamespace), {}});
+    auto list =
+        (*clusterd_store)->List(store::kConfigMaps, {std::string(kClusterInfoNamespace), {}});
     wo.resource_version = list.ok() ? list->resource_version : "";
-    auto watch = (*clusterd_store)->Watch(store::kConfigMaps, wo,
-                                          [&](const store::WatchEvent& e) { shards.OnEvent(e); });
+    auto watch = (*clusterd_store)->Watch(store::kConfigMaps, wo, [&](const store::WatchEvent& e) {
+      shards.OnEvent(e);
+    });
 
     // The agent side: another store instance on the same directory.
     auto agent_store = store::DirStore::Open(dir.path());
@@ -356,7 +362,8 @@ void BM_FaultCentreScale(benchmark::State& state) {
     state.counters["bytes_per_fault"] =
         shard_ms.empty() ? 0 : static_cast<double>(bytes.Value() - bytes_before) / shard_ms.size();
     state.counters["writes_per_fault"] =
-        shard_ms.empty() ? 0 : static_cast<double>(writes.Value() - writes_before) / shard_ms.size();
+        shard_ms.empty() ? 0
+                         : static_cast<double>(writes.Value() - writes_before) / shard_ms.size();
     state.counters["missed"] = missed;
     state.counters["rss_mb"] = rss_end;
     state.counters["rss_delta_mb"] = rss_end - rss_before;

@@ -79,7 +79,7 @@ void BM_DirStoreWriteToWatchEvent(benchmark::State& state) {
   absl::Mutex mu;
   uint64_t seen = 0;
   auto handle = reader->Watch(kConfigMaps, {}, [&](const WatchEvent& e) {
-    uint64_t v = ParseResourceVersion(ResourceVersionOf(e.object)).value_or(0);
+    uint64_t v = ParseResourceVersion(ResourceVersionOf(e.object())).value_or(0);
     absl::MutexLock lock(&mu);
     seen = std::max(seen, v);
   });

@@ -28,14 +28,14 @@ absl::Status AgentRunner::Start() {
 }
 
 void AgentRunner::OnWatch(const store::WatchEvent& event) {
-  const std::string ns = store::NamespaceOf(event.object);
-  const std::string name = store::NameOf(event.object);
+  const std::string ns = store::NamespaceOf(event.object());
+  const std::string name = store::NameOf(event.object());
   absl::MutexLock lock(&mu_);
   if (ns == model::kDeviceInfoNamespace && name == device_info_name_) {
     if (event.type == store::WatchEventType::kDeleted) {
       device_info_seen_.push_back(std::nullopt);
     } else {
-      device_info_seen_.push_back(DataOf(event.object));
+      device_info_seen_.push_back(DataOf(event.object()));
     }
   } else if (ns == model::kFaultConfigNamespace && name == model::kFaultConfigName) {
     fault_config_changed_ = true;

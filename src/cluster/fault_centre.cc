@@ -3,7 +3,6 @@
 #include "cluster/fault_centre.h"
 
 #include "absl/strings/str_cat.h"
-#include "cluster/config_map_io.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/status_util.h"
@@ -33,6 +32,8 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
                  {.shard_limit_bytes = options_.shard_limit_bytes,
                   .max_writes_per_second = options_.max_writes_per_second,
                   .write_burst = options_.write_burst}),
+      public_faults_(store, clock, {.statistic_min_interval = options_.statistic_min_interval}),
+      manual_(store, clock),
       snapshots_(MetricsRegistry::Default().GetCounter(
           "clusterd_fault_centre_job_snapshots_total",
           "Job fault snapshots handed to the sinks (recovery controller, Fault service).")),
@@ -41,8 +42,6 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
           MetricsRegistry::LatencyBounds())),
       device_nodes_gauge_(MetricsRegistry::Default().GetGauge("clusterd_fault_centre_device_nodes",
                                                               "Nodes with a device-info record.")),
-      public_faults_gauge_(MetricsRegistry::Default().GetGauge(
-          "clusterd_public_faults", "Public faults held (per node and fault).")),
       controller_({.name = "fault_centre", .thread_name = "fault-centre"}, clock,
                   [this](const FaultCentreKey& key, int) { return Reconcile(key); }) {}
 
@@ -51,19 +50,6 @@ FaultCentre::~FaultCentre() { Stop(); }
 void FaultCentre::AddJobFaultSink(JobFaultSink* sink) { sinks_.push_back(sink); }
 
 int64_t FaultCentre::NowMs() const { return absl::ToUnixMillis(clock_.Now()); }
-
-Counter& FaultCentre::Rejected(std::string_view kind, std::string_view reason) {
-  return MetricsRegistry::Default().GetCounter(
-      "clusterd_fault_centre_rejected_total",
-      "Inputs the fault centre rejected or dropped, by kind and reason (checkcode, malformed, "
-      "oversized, too_many_records, invalid_entry, rate_limited, invalid, cache_full).",
-      {{"kind", std::string(kind)}, {"reason", std::string(reason)}});
-}
-
-void FaultCentre::Reject(std::string_view kind, std::string_view reason, std::string_view message) {
-  Rejected(kind, reason).Increment();
-  LogWarn(kComponent, message, {{"kind", kind}, {"reason", reason}});
-}
 
 void FaultCentre::ScheduleAt(const FaultCentreKey& key, int64_t due_ms) {
   controller_.EnqueueAfter(key, absl::Milliseconds(due_ms - NowMs()));
@@ -108,17 +94,9 @@ void FaultCentre::ApplyConfig(FaultConfigRead read) {
     configuration_note_ = read.note;
   }
   if (read.public_faults.ok()) {
-    if (read.public_text != public_config_text_ || read.public_source != public_config_source_) {
-      public_config_ = *std::move(read.public_faults);
-      public_config_text_ = std::move(read.public_text);
-      public_faults_.SetResources(public_config_.resources, NowMs());
-      public_config_source_ = std::move(read.public_source);
-      LogInfo(kComponent, "public fault configuration applied",
-              {{"resources", public_config_.resources.size()},
-               {"codes", public_config_.level_of_code.size()},
-               {"source", public_config_source_}});
-    }
-  } else if (public_config_text_.empty()) {
+    public_faults_.SetConfig(*std::move(read.public_faults), std::move(read.public_text),
+                             std::move(read.public_source));
+  } else if (!public_faults_.Configured()) {
     LogError(kComponent, "no public fault configuration; public faults are refused",
              {{"error", read.public_faults.status()}});
   } else {
@@ -128,17 +106,18 @@ void FaultCentre::ApplyConfig(FaultConfigRead read) {
 }
 
 FaultConfigurationView FaultCentre::Configuration() const {
+  const ManualSeparation::View manual = manual_.Configuration();
   absl::MutexLock lock(&mu_);
   FaultConfigurationView v;
-  v.manual_separation = manual_.policy();
-  v.manual_separation_source = manual_policy_applied_ms_ > 0
+  v.manual_separation = manual.policy;
+  v.manual_separation_source = manual.applied_ms > 0
                                    ? absl::StrCat(Sv(kManualNamespace), "/", Sv(kManualConfigName))
                                    : absl::StrCat("default (no valid ", Sv(kManualNamespace), "/",
                                                   Sv(kManualConfigName), " read)");
-  v.manual_separation_applied_ms = manual_policy_applied_ms_;
-  v.public_fault_source = public_config_source_;
-  v.public_fault_resources = public_config_.resources;
-  v.public_fault_codes = public_config_.level_of_code.size();
+  v.manual_separation_applied_ms = manual.applied_ms;
+  v.public_fault_source = public_faults_.ConfigSource();
+  v.public_fault_resources = public_faults_.ConfigResources();
+  v.public_fault_codes = public_faults_.ConfigCodes();
   v.relation_rules = relation_config_.rules.size();
   v.fault_durations = relation_config_.timeout_s.size();
   v.data_dir = config_ != nullptr ? config_->Location() : "";
@@ -157,26 +136,9 @@ std::vector<std::string> FaultCentre::ConfigurationNotes() const {
 absl::Status FaultCentre::Start() {
   if (config_ != nullptr) CLUSTERD_RETURN_IF_ERROR(config_->CheckRequired());
   LoadConfig();
-  const int64_t now = NowMs();
   // Durable state first (§1.8, §7.4: before the pipeline starts).
-  if (auto stat = store_.Get({std::string(store::kConfigMaps), std::string(kStatisticNamespace),
-                              std::string(kStatisticName)});
-      stat.ok()) {
-    auto data = ConfigMapStringData(*stat);
-    absl::MutexLock lock(&mu_);
-    if (absl::Status s = public_faults_.LoadStatistic(data["PublicFaults"], now); !s.ok()) {
-      LogWarn(kComponent, "statistic-fault-info not loaded", {{"error", s}});
-    }
-  }
-  if (auto manual = store_.Get({std::string(store::kConfigMaps), std::string(kManualNamespace),
-                                std::string(kManualInfoName)});
-      manual.ok()) {
-    std::vector<std::string> problems;
-    ManualCache cache = ParseManualInfo(ConfigMapStringData(*manual), &problems);
-    for (const auto& p : problems) LogWarn(kComponent, "clusterd-manual-info-cm", {{"problem", p}});
-    absl::MutexLock lock(&mu_);
-    manual_.Load(std::move(cache));
-  }
+  public_faults_.LoadStatistic();
+  manual_.Load();
   RunManualConfig();
 
   CLUSTERD_RETURN_IF_ERROR(options_.watch_store ? RegisterOnInformers() : ListOnce());
@@ -191,8 +153,10 @@ absl::Status FaultCentre::Start() {
   {
     absl::MutexLock lock(&mu_);
     LogInfo(kComponent, "initial view built",
-            {{"device_nodes", device_records_}, {"k8s_nodes", k8s_nodes_},
-             {"public_faults", public_faults_.Size()}, {"keys", handled},
+            {{"device_nodes", device_records_},
+             {"k8s_nodes", k8s_nodes_},
+             {"public_faults", public_faults_.Size()},
+             {"keys", handled},
              {"ms", absl::ToInt64Milliseconds(clock_.Now() - begin)}});
   }
   // A change of clusterd-config-cm between its first read and the registration.
@@ -230,10 +194,10 @@ absl::Status FaultCentre::RegisterOnInformers() {
     }
     // Registered on a started informer: the objects cached now come first, as ADDED.
     std::string r(resource);
-    registrations_.push_back(informer.AddHandler(
-        {.filter = filter,
-         .on_event = [this, r](const store::WatchEvent& e) { Observe(r, e); },
-         .on_replay = nullptr}));
+    registrations_.push_back(
+        informer.AddHandler({.filter = filter,
+                             .on_event = [this, r](const store::WatchEvent& e) { Observe(r, e); },
+                             .on_replay = nullptr}));
   }
   return absl::OkStatus();
 }
@@ -251,8 +215,9 @@ absl::Status FaultCentre::ListOnce() {
   const std::string cim = absl::StrCat(Sv(model::kConsumerCimLabel), "=true");
   const std::string pf = absl::StrCat(Sv(kPublicFaultLabel), "=true");
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList nodes, list(store::kNodes, "", ""));
-  CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList devices,
-                            list(store::kConfigMaps, std::string(model::kDeviceInfoNamespace), cim));
+  CLUSTERD_ASSIGN_OR_RETURN(
+      store::ObjectList devices,
+      list(store::kConfigMaps, std::string(model::kDeviceInfoNamespace), cim));
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList node_infos,
                             list(store::kConfigMaps, std::string(model::kNodeInfoNamespace), cim));
   CLUSTERD_ASSIGN_OR_RETURN(store::ObjectList public_cms, list(store::kConfigMaps, "", pf));
@@ -277,13 +242,13 @@ void FaultCentre::JobsChanged() { controller_.Enqueue(FaultCentreKey::Of(Kind::k
 // ---- intake ----
 
 void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e) {
-  const std::string name = store::NameOf(e.object);
+  const std::string name = store::NameOf(e.object());
   if (name.empty()) return;
   std::optional<FaultCentreKey> key;
   if (resource == store::kNodes) {
     key = FaultCentreKey::K8sNode(name);
   } else if (resource == store::kConfigMaps) {
-    const std::string ns = store::NamespaceOf(e.object);
+    const std::string ns = store::NamespaceOf(e.object());
     if (ns == kManualNamespace) {
       if (name == kManualConfigName) {
         controller_.Enqueue(FaultCentreKey::Of(Kind::kManualConfigChanged));
@@ -291,9 +256,9 @@ void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e)
       return;  // the rest of cluster-system is clusterd's own output
     }
     std::string node;
-    auto labels = e.object.find("metadata");
+    auto labels = e.object().find("metadata");
     std::string cim, pf;
-    if (labels != e.object.end() && labels->is_object()) {
+    if (labels != e.object().end() && labels->is_object()) {
       if (auto l = labels->find("labels"); l != labels->end() && l->is_object()) {
         cim = StringOr(*l, std::string(model::kConsumerCimLabel), "");
         pf = StringOr(*l, std::string(kPublicFaultLabel), "");
@@ -313,21 +278,17 @@ void FaultCentre::Observe(std::string_view resource, const store::WatchEvent& e)
   if (!key.has_value()) return;
   {
     absl::MutexLock lock(&pending_mu_);
-    std::optional<store::Object>& slot = pending_[FaultCentreKeyCodec::Encode(*key)];
-    if (e.type == store::WatchEventType::kDeleted) {
-      slot = std::nullopt;
-    } else {
-      slot = e.object;
-    }
+    pending_[FaultCentreKeyCodec::Encode(*key)] =
+        e.type == store::WatchEventType::kDeleted ? nullptr : e.shared_object();
   }
   controller_.Enqueue(*key);
 }
 
-std::optional<std::optional<store::Object>> FaultCentre::TakePending(const FaultCentreKey& key) {
+FaultCentre::PendingObject FaultCentre::TakePending(const FaultCentreKey& key) {
   absl::MutexLock lock(&pending_mu_);
   auto it = pending_.find(FaultCentreKeyCodec::Encode(key));
   if (it == pending_.end()) return std::nullopt;
-  std::optional<std::optional<store::Object>> out = std::move(it->second);
+  PendingObject out = std::move(it->second);
   pending_.erase(it);
   return out;
 }
@@ -376,7 +337,9 @@ runtime::Result FaultCentre::Reconcile(const FaultCentreKey& key) {
       result = runtime::Result::RequeueAfter(options_.job_index_period);
       break;
     case Kind::kManualSync:
-      RunManualSync();
+      for (const std::string& node : manual_.Sync()) {
+        controller_.Enqueue(FaultCentreKey::Device(node));
+      }
       result = runtime::Result::RequeueAfter(options_.manual_sync_period);
       break;
     case Kind::kManualConfig:
@@ -387,7 +350,7 @@ runtime::Result FaultCentre::Reconcile(const FaultCentreKey& key) {
       RunManualConfig();
       break;
     case Kind::kStatistic:
-      if (std::optional<absl::Duration> again = WriteStatistic()) {
+      if (std::optional<absl::Duration> again = public_faults_.WriteStatistic()) {
         result = runtime::Result::RequeueAfter(*again);
       }
       break;

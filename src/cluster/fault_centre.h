@@ -45,8 +45,8 @@
 #include "cluster/fault_pipeline.h"
 #include "cluster/fault_signal.h"
 #include "cluster/job_registry.h"
-#include "cluster/manual_separation_engine.h"
-#include "cluster/public_fault_cache.h"
+#include "cluster/manual_separation.h"
+#include "cluster/public_fault_desk.h"
 #include "cluster/public_fault_request.h"
 #include "common/clock.h"
 #include "common/metrics.h"
@@ -56,15 +56,14 @@
 
 namespace clusterd::cluster {
 
-
 // One row of `clusterctl get faults`.
 struct FaultViewRow {
   std::string node;
-  std::string npu;          // NPU name, or "-" for whole-node (switch, NodeD) rows
+  std::string npu;  // NPU name, or "-" for whole-node (switch, NodeD) rows
   std::string code;
   std::string level;
-  std::string source;       // device, network, public, manual, switch, node
-  int64_t since_ms = 0;     // clusterd's first receive time
+  std::string source;             // device, network, public, manual, switch, node
+  int64_t since_ms = 0;           // clusterd's first receive time
   std::vector<std::string> jobs;  // jobs using the NPU (or the node)
 };
 
@@ -72,15 +71,15 @@ struct FaultViewRow {
 // /api/clusterd/v1/configuration, `clusterctl get configuration`).
 struct FaultConfigurationView {
   ManualSeparationPolicy manual_separation;
-  std::string manual_separation_source;  // "cluster-system/clusterd-config-cm", or the default
+  std::string manual_separation_source;      // "cluster-system/clusterd-config-cm", or the default
   int64_t manual_separation_applied_ms = 0;  // 0: never read from the ConfigMap
-  std::string public_fault_source;       // the file in use
+  std::string public_fault_source;           // the file in use
   std::set<std::string> public_fault_resources;
   size_t public_fault_codes = 0;
   size_t relation_rules = 0;
   size_t fault_durations = 0;
   std::string data_dir;
-  std::vector<std::string> notes;        // as ConfigurationNotes
+  std::vector<std::string> notes;  // as ConfigurationNotes
 };
 
 class FaultCentre {
@@ -210,8 +209,10 @@ class FaultCentre {
                                    std::vector<PodLabelPatch>* patches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<int64_t> ExpirePublicFaults() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The newest watched object of `key` not yet taken (nullopt inside: deleted), or nullopt.
-  std::optional<std::optional<store::Object>> TakePending(const FaultCentreKey& key);
+  // The newest watched object of `key` not yet taken. Nothing pending: nullopt; a deletion: a null
+  // object. The object is the store's own (shared), not a copy.
+  using PendingObject = std::optional<std::shared_ptr<const store::Object>>;
+  PendingObject TakePending(const FaultCentreKey& key);
   // Re-reads the registry (outside mu_) and, when anything changed, swaps the index (under mu_).
   void RefreshIndex(std::vector<std::string>* gone);
   void SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
@@ -227,15 +228,15 @@ class FaultCentre {
   bool NodeReady(const NodeState* ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyPublicFaults(const std::string& resource, const PublicFaultRequest& request,
-                         std::string_view source, PublicFaultVerdict* verdict)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues what a public-fault outcome asks for: the changed nodes' pipelines, the expiry and
+  // the statistic write.
+  void FollowUp(const PublicFaultDesk::Outcome& outcome);
+  // The node of a serial number (the node annotation), for public-fault validation.
+  std::optional<std::string> NodeBySerial(const std::string& sn) const;
   // Queues another key for `due_ms` on the clock (an earlier pending time wins).
   void ScheduleAt(const FaultCentreKey& key, int64_t due_ms);
   // The wake-up of the key being reconciled, `due_ms` on the clock.
   runtime::Result WakeAt(std::optional<int64_t> due_ms) const;
-  static Counter& Rejected(std::string_view kind, std::string_view reason);
-  void Reject(std::string_view kind, std::string_view reason, std::string_view message);
   int64_t NowMs() const;
 
   // The initial objects and every change: handlers on the shared informers (watch_store), or
@@ -247,13 +248,9 @@ class FaultCentre {
   void LoadConfig();
   void ApplyConfig(FaultConfigRead read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Periodic and durable-state work; each returns when its key comes back.
+  // Manual separation's periodic work; each returns when its key comes back.
   std::optional<int64_t> RunManualTriage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RunManualSync();
   void RunManualConfig();
-  // Writes statistic-fault-info if it changed and its minimum interval has passed; otherwise
-  // (and after a failed write) says when to try again.
-  std::optional<absl::Duration> WriteStatistic();
   void PatchPodLabels(const std::vector<PodLabelPatch>& patches);
 
   store::ObjectStore& store_;
@@ -269,42 +266,38 @@ class FaultCentre {
 
   // Newest watched objects not yet taken by the worker (nullopt: deleted).
   absl::Mutex pending_mu_;
-  std::map<std::string, std::optional<store::Object>> pending_ ABSL_GUARDED_BY(pending_mu_);
+  std::map<std::string, std::shared_ptr<const store::Object>> pending_ ABSL_GUARDED_BY(pending_mu_);
 
   mutable absl::Mutex mu_;
   std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
   size_t device_records_ ABSL_GUARDED_BY(mu_) = 0;
   size_t k8s_nodes_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, std::string> node_by_sn_ ABSL_GUARDED_BY(mu_);
+  // Serial number -> node; a leaf lock, so that the public-fault desk may ask under its own.
+  mutable absl::Mutex sn_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::map<std::string, std::string> node_by_sn_ ABSL_GUARDED_BY(sn_mu_);
   FaultJobIndex index_ ABSL_GUARDED_BY(mu_);
   // The registry snapshot the index was built from, kept alive so that an unchanged snapshot
   // (the same record, PodGroup and pod objects) is recognised by pointer and not rebuilt.
   std::vector<JobRegistry::FaultSnapshotEntry> index_source_;  // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
-  PublicFaultConfig public_config_ ABSL_GUARDED_BY(mu_);
-  std::string public_config_text_ ABSL_GUARDED_BY(mu_);
-  std::string public_config_source_ ABSL_GUARDED_BY(mu_);
-  int64_t manual_policy_applied_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Why the optional user configuration is not in use ("" = it is, or there is none).
   std::string configuration_note_ ABSL_GUARDED_BY(mu_);
-  PublicFaultCache public_faults_ ABSL_GUARDED_BY(mu_);
-  ManualSeparationEngine manual_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_
       ABSL_GUARDED_BY(mu_);  // job -> (node, physical id) -> report
   std::set<std::string> stress_nodes_ ABSL_GUARDED_BY(mu_);
   // Custom-filter policies with the MindIE implicit rule added (§7.3 step 2), by job.
   std::map<std::string, FaultJobPolicy> mindie_policies_ ABSL_GUARDED_BY(mu_);
-  bool statistic_dirty_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time last_statistic_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
-  // Publication: its own state and writer (locked after mu_, never before).
+  // The parts that own their state, each under its own lock (taken after mu_, never before):
+  // publication (the cluster-info shards and their writer), public faults, manual separation.
   ClusterInfoPublisher publisher_;
+  PublicFaultDesk public_faults_;
+  ManualSeparation manual_;
 
   Counter& snapshots_;
   Histogram& process_seconds_;
   Gauge& device_nodes_gauge_;
-  Gauge& public_faults_gauge_;
 
   // Last: its worker calls Reconcile, which uses everything above.
   FaultCentreController controller_;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "cluster/cluster_info_render.h"
 #include "cluster/fault_centre.h"
+#include "cluster/fault_centre_rejects.h"
 #include "cluster/node_object.h"
 #include "common/json_util.h"
 
@@ -30,11 +31,11 @@ void FaultCentre::QueueJobsOn(const std::string& node, std::vector<std::string>*
 
 std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
                                                  std::vector<std::string>* jobs) {
-  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::Device(node));
+  PendingObject pending = TakePending(FaultCentreKey::Device(node));
   NodeState& ns = nodes_[node];
   const int64_t now = NowMs();
   if (pending.has_value()) {
-    if (!pending->has_value()) {  // deleted
+    if (*pending == nullptr) {  // deleted
       if (ns.device_original.has_value()) --device_records_;
       if (ns.device_original.has_value()) {
         publisher_.Remove(ClusterInfoPublisher::Kind::kDevice, ns.device_original->cm_name);
@@ -53,19 +54,20 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
     }
     absl::StatusOr<DeviceIntake> intake = DeviceIntakeFromConfigMap(**pending, options_.intake);
     if (!intake.ok()) {
-      Reject("device-info", IntakeRejectionReason(intake.status()),
-             absl::StrCat("device-info ConfigMap ignored, last good state kept: ",
-                          intake.status().message()));
+      RejectFaultInput("device-info", IntakeRejectionReason(intake.status()),
+                       absl::StrCat("device-info ConfigMap ignored, last good state kept: ",
+                                    intake.status().message()));
       return std::nullopt;
     }
     for (const std::string& d : intake->dropped) {
-      Reject("device-info", "invalid_entry",
-             absl::StrCat("configmap ", intake->device.cm_name, ": dropped ", d));
+      RejectFaultInput("device-info", "invalid_entry",
+                       absl::StrCat("configmap ", intake->device.cm_name, ": dropped ", d));
     }
     if (!ns.device_original.has_value() && device_records_ >= options_.max_device_records) {
-      Reject("device-info", "too_many_records",
-             absl::StrCat("configmap ", intake->device.cm_name, " ignored: the centre holds ",
-                          device_records_, " device records"));
+      RejectFaultInput(
+          "device-info", "too_many_records",
+          absl::StrCat("configmap ", intake->device.cm_name, " ignored: the centre holds ",
+                       device_records_, " device records"));
       return std::nullopt;
     }
     CarryReceiveTimes(ns.device_original ? &*ns.device_original : nullptr, intake->device, now);
@@ -106,7 +108,7 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
   in.now_ms = now;
   in.public_faults = public_faults_.OnNode(node);
   in.stress_test = stress_nodes_.count(node) != 0;
-  in.manual_separation_enabled = manual_.enabled();
+  in.manual_separation_enabled = manual_.Enabled();
   if (in.manual_separation_enabled) in.manual_npus = manual_.NpusOn(node);
   if (const NodeState* ns = nodes_.count(node) ? &nodes_.at(node) : nullptr) {
     in.retry.switch_link_down_ms = ns->switch_state.link_down_ms;
@@ -188,9 +190,9 @@ std::optional<int64_t> FaultCentre::ProcessDevice(const std::string& node, NodeS
                        ns.device_out->in_place_hidden != out.in_place_hidden ||
                        ns.device_out->force_added != out.force_added;
   if (!out.occurrences.empty()) {
-    manual_.Submit(out.occurrences);
-    if (auto due = manual_.NextTriageDue())
+    if (auto due = manual_.Submit(out.occurrences)) {
       ScheduleAt(FaultCentreKey::Of(Kind::kManualTriage), *due);
+    }
   }
   const std::optional<int64_t> due = out.next_due_ms;
   publisher_.Upsert(ClusterInfoPublisher::Kind::kDevice, out.record.cm_name,
@@ -219,10 +221,10 @@ std::optional<int64_t> FaultCentre::ProcessSwitch(const std::string& node, NodeS
 }
 
 void FaultCentre::HandleNodeInfo(const std::string& node, std::vector<std::string>* jobs) {
-  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::NodeInfo(node));
+  PendingObject pending = TakePending(FaultCentreKey::NodeInfo(node));
   NodeState& ns = nodes_[node];
   if (pending.has_value()) {
-    if (!pending->has_value()) {
+    if (*pending == nullptr) {
       if (ns.node_original.has_value()) {
         publisher_.Remove(ClusterInfoPublisher::Kind::kNode, ns.node_original->cm_name);
       }
@@ -233,9 +235,9 @@ void FaultCentre::HandleNodeInfo(const std::string& node, std::vector<std::strin
     }
     absl::StatusOr<NodeRecord> record = NodeRecordFromConfigMap(**pending, options_.intake);
     if (!record.ok()) {
-      Reject("node-info", IntakeRejectionReason(record.status()),
-             absl::StrCat("node-info ConfigMap ignored, last good state kept: ",
-                          record.status().message()));
+      RejectFaultInput("node-info", IntakeRejectionReason(record.status()),
+                       absl::StrCat("node-info ConfigMap ignored, last good state kept: ",
+                                    record.status().message()));
       return;
     }
     ns.node_original = *std::move(record);
@@ -250,12 +252,15 @@ void FaultCentre::HandleNodeInfo(const std::string& node, std::vector<std::strin
 }
 
 void FaultCentre::HandleK8sNode(const std::string& node, std::vector<std::string>* jobs) {
-  std::optional<std::optional<store::Object>> pending = TakePending(FaultCentreKey::K8sNode(node));
+  PendingObject pending = TakePending(FaultCentreKey::K8sNode(node));
   if (!pending.has_value()) return;
   NodeState& ns = nodes_[node];
   const bool was_ready = NodeReady(&ns);
-  if (!ns.sn.empty()) node_by_sn_.erase(ns.sn);
-  if (!pending->has_value()) {
+  if (!ns.sn.empty()) {
+    absl::MutexLock sn_lock(&sn_mu_);
+    node_by_sn_.erase(ns.sn);
+  }
+  if (*pending == nullptr) {
     if (ns.k8s_exists) --k8s_nodes_;
     ns.k8s_exists = false;
     ns.k8s_ready = false;
@@ -266,7 +271,10 @@ void FaultCentre::HandleK8sNode(const std::string& node, std::vector<std::string
     ns.k8s_ready = NodeIsReady(**pending);
     ns.ip = NodeInternalIp(**pending);
     ns.sn = NodeSerial(**pending);
-    if (!ns.sn.empty()) node_by_sn_[ns.sn] = node;
+    if (!ns.sn.empty()) {
+      absl::MutexLock sn_lock(&sn_mu_);
+      node_by_sn_[ns.sn] = node;
+    }
   }
   if (NodeReady(&ns) != was_ready) QueueJobsOn(node, jobs);
 }

@@ -31,10 +31,10 @@ Counter& RejectedCounter(std::string_view reason) {
 }
 
 Counter& ReconcileCounter(std::string_view transition) {
-  return MetricsRegistry::Default().GetCounter(
-      "clusterd_job_registry_reconciles_total",
-      "Job reconciles by transition (init, update, pre-delete, delete, unchanged, ignored, failed).",
-      {{"transition", std::string(transition)}});
+  return MetricsRegistry::Default().GetCounter("clusterd_job_registry_reconciles_total",
+                                               "Job reconciles by transition (init, update, "
+                                               "pre-delete, delete, unchanged, ignored, failed).",
+                                               {{"transition", std::string(transition)}});
 }
 
 std::string KeyOf(const store::Object& o) {
@@ -161,19 +161,19 @@ void JobRegistry::QueueOperation(const std::string& job_id, JobOperation op) {
 
 void JobRegistry::OnPodGroupEvent(const store::WatchEvent& event) {
   absl::MutexLock lock(&mu_);
-  ApplyPodGroup(event.type, event.object);
+  ApplyPodGroup(event.type, event.object());
   UpdateGaugesLocked();
 }
 
 void JobRegistry::OnPodEvent(const store::WatchEvent& event) {
   absl::MutexLock lock(&mu_);
-  ApplyPod(event.type, event.object);
+  ApplyPod(event.type, event.object());
   UpdateGaugesLocked();
 }
 
 void JobRegistry::OnNodeEvent(const store::WatchEvent& event) {
   absl::MutexLock lock(&mu_);
-  ApplyNode(event.type, event.object);
+  ApplyNode(event.type, event.object());
 }
 
 bool JobRegistry::IgnoredSoftSharePodGroup(const PodGroupInfo& pg) const {

@@ -103,7 +103,7 @@ void GlobalRankTableFeed::Request(const std::string& job_id, absl::Duration dela
 }
 
 std::optional<std::string> GlobalRankTableFeed::Record(const store::WatchEvent& event) {
-  std::optional<InstanceConfigMap> instance = InstanceOf(event.object);
+  std::optional<InstanceConfigMap> instance = InstanceOf(event.object());
   if (!instance.has_value()) return std::nullopt;
   const std::string key = instance->ns + "/" + instance->name;
   std::string job_id = instance->labels.at(std::string(model::kLabelMindIeJobId));

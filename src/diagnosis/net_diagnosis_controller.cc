@@ -167,22 +167,23 @@ absl::Status NetDiagnosisController::Start() {
   store::SharedInformer& nodes = informers->For(store::kNodes);
   CLUSTERD_RETURN_IF_ERROR(cms.Start());
   CLUSTERD_RETURN_IF_ERROR(nodes.Start());
-  config_registration_ = cms.AddHandler(
-      {.filter = {.ns = std::string(kPingmeshNamespace), .selector = *selector},
-       .on_event =
-           [this](const store::WatchEvent& e) {
-             if (store::NameOf(e.object) == kPingmeshConfigName) controller_.Enqueue(kConfigKey);
-           },
-       .on_replay = nullptr});
+  config_registration_ =
+      cms.AddHandler({.filter = {.ns = std::string(kPingmeshNamespace), .selector = *selector},
+                      .on_event =
+                          [this](const store::WatchEvent& e) {
+                            if (store::NameOf(e.object()) == kPingmeshConfigName)
+                              controller_.Enqueue(kConfigKey);
+                          },
+                      .on_replay = nullptr});
   // Node changes are debounced: the first change parks the topology pass one tick ahead, the
   // following ones join it (AddAfter keeps the earlier due time).
-  node_registration_ = nodes.AddHandler(
-      {.filter = {},
-       .on_event =
-           [this](const store::WatchEvent&) {
-             controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
-           },
-       .on_replay = nullptr});
+  node_registration_ =
+      nodes.AddHandler({.filter = {},
+                        .on_event =
+                            [this](const store::WatchEvent&) {
+                              controller_.EnqueueAfter(kTopologyKey, options_.topology_tick);
+                            },
+                        .on_replay = nullptr});
   Resync();
   controller_.Start();
   return absl::OkStatus();

@@ -95,16 +95,16 @@ absl::Status SlowNodeController::Start() {
   }
   store::SharedInformer& cms = informers->For(store::kConfigMaps);
   CLUSTERD_RETURN_IF_ERROR(cms.Start());
-  registration_ = cms.AddHandler(
-      {.filter = {.selector = *selector},
-       .on_event =
-           [this](const store::WatchEvent& e) {
-             const std::string name = store::NameOf(e.object);
-             if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) return;
-             controller_.Enqueue(
-                 absl::StrCat(Sv(kCmKeyPrefix), store::NamespaceOf(e.object), "/", name));
-           },
-       .on_replay = nullptr});
+  registration_ =
+      cms.AddHandler({.filter = {.selector = *selector},
+                      .on_event =
+                          [this](const store::WatchEvent& e) {
+                            const std::string name = store::NameOf(e.object());
+                            if (!absl::StartsWith(name, Sv(kSlowNodeConfigMapPrefix))) return;
+                            controller_.Enqueue(absl::StrCat(
+                                Sv(kCmKeyPrefix), store::NamespaceOf(e.object()), "/", name));
+                          },
+                      .on_replay = nullptr});
   controller_.Start();
   return absl::OkStatus();
 }

@@ -568,7 +568,8 @@ void RecoveryExecutor::Start(int workers) { controller_.Start(workers); }
 void RecoveryExecutor::Stop() { controller_.Stop(); }
 
 runtime::Result RecoveryExecutor::Reconcile(const std::string& job_id) {
-  if (std::shared_ptr<Job> job = Find(job_id)) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job != nullptr) {
     {
       absl::MutexLock lock(&job->mu);
       QueueDueTimers(*job);
@@ -590,15 +591,15 @@ runtime::Result RecoveryExecutor::Reconcile(const std::string& job_id) {
     }
   }
   for (const std::string& id : removals) RemoveFaultJobInfo(id);
-  const absl::Time next = NextWake(job_id);
+  const absl::Time next = NextWake(job_id, job.get());
   if (next == absl::InfiniteFuture()) return runtime::Result::Done();
   return runtime::Result::RequeueAfter(next - clock_.Now());
 }
 
-absl::Time RecoveryExecutor::NextWake(const std::string& job_id) const {
+absl::Time RecoveryExecutor::NextWake(const std::string& job_id, Job* job) const {
   absl::Time next = absl::InfiniteFuture();
   const absl::Time now = clock_.Now();
-  if (std::shared_ptr<Job> job = Find(job_id)) {
+  if (job != nullptr) {
     absl::MutexLock lock(&job->mu);
     for (const auto& [kind, at] : job->state.timers) {
       if (at > now && at < next) next = at;

@@ -188,8 +188,9 @@ class RecoveryExecutor {
   void WriteFaultJobInfo(const Job& job, const std::vector<int64_t>& pod_ranks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job.mu);
   runtime::Result Reconcile(const std::string& job_id);
-  // The earliest time the job's key must be reconciled again (InfiniteFuture: none).
-  absl::Time NextWake(const std::string& job_id) const;
+  // The earliest time the job's key must be reconciled again (InfiniteFuture: none). `job` is
+  // the job's controller as the reconcile found it (null: none).
+  absl::Time NextWake(const std::string& job_id, Job* job) const;
   absl::StatusOr<JobView> ReadView(const JobIdentity& id) const;
   absl::StatusOr<std::vector<store::Object>> ListPodsOf(const std::string& ns,
                                                         const std::string& pod_group) const;

@@ -86,7 +86,7 @@ absl::Status FaultFeed::Start() {
                                        return store::NameOf(cm).rfind("cluster-info-", 0) == 0;
                                      }},
                       .on_event = [this](const store::WatchEvent& e) {
-                        RefreshConfigMap(e.object, e.type == store::WatchEventType::kDeleted);
+                        RefreshConfigMap(e.object(), e.type == store::WatchEventType::kDeleted);
                       }});
   return absl::OkStatus();
 }

@@ -36,6 +36,9 @@ recovery::StringMap StringsOf(const store::Object& object) {
   return out;
 }
 
+// The PodGroup informer's index of controller owners (the job's uid, which is its jobId).
+constexpr std::string_view kPodGroupOwnerIndex = "recovery-podgroup-owner";
+
 // The controller ownerReference of `object` (uid, name), if any.
 std::optional<std::pair<std::string, std::string>> ControllerOwner(const store::Object& object) {
   const store::Object* refs = nullptr;
@@ -113,6 +116,12 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
   // AlreadyExists: another bridge over the same informers registered the same function.
   (void)informers_->For(store::kPods)
       .AddIndex(recovery::kPodGroupIndex, recovery::PodGroupIndexValues);
+  (void)informers_->For(store::kPodGroups)
+      .AddIndex(kPodGroupOwnerIndex, [](const store::Object& pg) -> std::vector<std::string> {
+        auto owner = ControllerOwner(pg);
+        if (!owner.has_value() || owner->first.empty()) return {};
+        return {owner->first};
+      });
 }
 
 RecoveryBridge::~RecoveryBridge() { Stop(); }
@@ -208,10 +217,19 @@ absl::StatusOr<std::pair<recovery::JobIdentity, store::Object>> RecoveryBridge::
       if (pg.status().code() != absl::StatusCode::kNotFound) return pg.status();
     }
   }
-  // Not (yet) in the registry: the PodGroup whose controller owner is the job.
-  absl::StatusOr<store::ObjectList> groups = store_.List(store::kPodGroups, {});
-  if (!groups.ok()) return groups.status();
-  for (store::Object& pg : groups->items) {
+  // Not (yet) in the registry: the PodGroup whose controller owner is the job, from the PodGroup
+  // informer's owner index; a list of every PodGroup only while that informer has not seen it
+  // (it was created a moment ago, or the informer is not started).
+  std::vector<store::Object> candidates;
+  for (const auto& pg : informers_->For(store::kPodGroups).ByIndex(kPodGroupOwnerIndex, job_id)) {
+    candidates.push_back(*pg);
+  }
+  if (candidates.empty()) {
+    absl::StatusOr<store::ObjectList> groups = store_.List(store::kPodGroups, {});
+    if (!groups.ok()) return groups.status();
+    candidates = std::move(groups->items);
+  }
+  for (store::Object& pg : candidates) {
     auto owner = ControllerOwner(pg);
     if (!owner.has_value() || owner->first != job_id) continue;
     recovery::JobIdentity id{job_id, store::NamespaceOf(pg), store::NameOf(pg), owner->second};
@@ -325,9 +343,9 @@ void RecoveryBridge::OnJobGone(const std::string& job_id) {
 }
 
 void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
-  const std::string group = recovery::PodGroupOf(event.object);
+  const std::string group = recovery::PodGroupOf(event.object());
   if (group.empty()) return;
-  const std::string ns = store::NamespaceOf(event.object);
+  const std::string ns = store::NamespaceOf(event.object());
   absl::MutexLock lock(&mu_);
   if (jobs_of_pod_group_.contains(PodGroupKey(ns, group))) {
     controller_.Enqueue(absl::StrCat("pg/", PodGroupKey(ns, group)));
@@ -336,7 +354,7 @@ void RecoveryBridge::OnPodEvent(const store::WatchEvent& event) {
 
 void RecoveryBridge::OnPodGroupEvent(const store::WatchEvent& event) {
   const std::string key =
-      PodGroupKey(store::NamespaceOf(event.object), store::NameOf(event.object));
+      PodGroupKey(store::NamespaceOf(event.object()), store::NameOf(event.object()));
   absl::MutexLock lock(&mu_);
   if (jobs_of_pod_group_.contains(key)) controller_.Enqueue(absl::StrCat("pg/", key));
 }

@@ -127,7 +127,7 @@ absl::Status MiniScheduler::Start() {
 }
 
 bool MiniScheduler::Relevant(std::string_view resource, const store::WatchEvent& event) {
-  const auto& md = event.object["metadata"];
+  const auto& md = event.object()["metadata"];
   const std::string key =
       std::string(resource) + "/" + md.value("namespace", "") + "/" + md.value("name", "");
   absl::MutexLock lock(&seen_mu_);
@@ -135,7 +135,7 @@ bool MiniScheduler::Relevant(std::string_view resource, const store::WatchEvent&
     seen_.erase(key);
     return true;
   }
-  std::string fields = SchedulingFields(resource, event.object);
+  std::string fields = SchedulingFields(resource, event.object());
   auto [it, added] = seen_.try_emplace(key, fields);
   if (added) return true;
   if (it->second == fields) return false;

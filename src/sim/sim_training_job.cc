@@ -49,8 +49,8 @@ absl::Status SimTrainingJob::Start() {
   auto watch =
       store_.Watch(store::kConfigMaps, options, [this, reset_name](const store::WatchEvent& e) {
         if (e.type == store::WatchEventType::kDeleted) return;
-        if (e.object["metadata"].value("name", "") != reset_name) return;
-        OnResetConfig(e.object);
+        if (e.object()["metadata"].value("name", "") != reset_name) return;
+        OnResetConfig(e.object());
       });
   if (!watch.ok()) return watch.status();
   reset_watch_ = std::move(*watch);

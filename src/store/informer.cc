@@ -87,7 +87,7 @@ struct SharedInformer::Core : std::enable_shared_from_this<Core> {
   std::shared_ptr<const Object> Apply(WatchEventType type, std::shared_ptr<const Object> object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu) ABSL_LOCKS_EXCLUDED(cache_mu);
   // The cache becomes `items`, the difference delivered as events.
-  void Replace(std::vector<Object> items, uint64_t list_version)
+  void Replace(std::vector<std::shared_ptr<const Object>> items, uint64_t list_version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(deliver_mu) ABSL_LOCKS_EXCLUDED(cache_mu);
   void Dispatch(WatchEventType type, const std::shared_ptr<const Object>& object,
                 const std::shared_ptr<const Object>& previous, const WatchEvent* raw)
@@ -204,7 +204,7 @@ void SharedInformer::Core::Dispatch(WatchEventType type,
       if (raw != nullptr && raw->type == seen) {
         slot->handler.on_event(*raw);
       } else {
-        slot->handler.on_event(WatchEvent{seen, *object});
+        slot->handler.on_event(WatchEvent{seen, object});
       }
     } else if (matched) {
       // Left the filter: the previous content with the version of the change.
@@ -215,11 +215,12 @@ void SharedInformer::Core::Dispatch(WatchEventType type,
   }
 }
 
-void SharedInformer::Core::Replace(std::vector<Object> items, uint64_t list_version) {
+void SharedInformer::Core::Replace(std::vector<std::shared_ptr<const Object>> items,
+                                   uint64_t list_version) {
   std::map<std::string, std::shared_ptr<const Object>> next;
-  for (Object& o : items) {
-    std::string key = KeyOfObject(o);
-    next[std::move(key)] = std::make_shared<const Object>(std::move(o));
+  for (std::shared_ptr<const Object>& o : items) {
+    std::string key = KeyOfObject(*o);
+    next[std::move(key)] = std::move(o);
   }
   std::vector<std::shared_ptr<const Object>> gone;
   std::map<std::string, std::string> versions;  // of the cached objects
@@ -254,7 +255,8 @@ void SharedInformer::Core::OnStreamEvent(const WatchEvent& event) {
   absl::MutexLock lock(&deliver_mu);
   if (!streaming) return;
   DeliveryScope scope(*this);
-  auto object = std::make_shared<const Object>(event.object);
+  // Shared with the store's cache: the informer keeps no copy of its own.
+  const std::shared_ptr<const Object>& object = event.shared_object();
   const uint64_t v = VersionOf(*object);
   std::shared_ptr<const Object> previous = Apply(event.type, object);
   Dispatch(event.type, object, previous, &event);
@@ -266,7 +268,7 @@ absl::Status SharedInformer::Core::Start() {
   absl::MutexLock lock(&start_mu);
   if (watch != nullptr) return absl::OkStatus();
   for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<ObjectList> list = store.List(resource, {});
+    absl::StatusOr<SharedObjectList> list = store.ListShared(resource, {});
     if (!list.ok()) return Annotate(list.status(), Cat("informer ", resource, ": listing"));
     WatchOptions options;
     options.resource_version = list->resource_version;
@@ -319,7 +321,7 @@ void SharedInformer::Core::AddLocked(const std::shared_ptr<Slot>& slot) {
     if (!slot->handler.filter.Matches(*o)) continue;
     const WatchHandler& to =
         slot->handler.on_replay != nullptr ? slot->handler.on_replay : slot->handler.on_event;
-    to(WatchEvent{WatchEventType::kAdded, *o});
+    to(WatchEvent{WatchEventType::kAdded, o});
   }
 }
 

@@ -31,13 +31,23 @@ absl::StatusOr<Object> ObjectCache::Get(const ObjectKey& key) const {
 }
 
 ObjectList ObjectCache::List(std::string_view resource, const ListOptions& options) const {
+  SharedObjectList shared = ListShared(resource, options);
   ObjectList list;
+  list.items.reserve(shared.items.size());
+  for (const auto& o : shared.items) list.items.push_back(*o);
+  list.resource_version = std::move(shared.resource_version);
+  return list;
+}
+
+SharedObjectList ObjectCache::ListShared(std::string_view resource,
+                                         const ListOptions& options) const {
+  SharedObjectList list;
   absl::ReaderMutexLock lock(&mu_);
   ObjectKey first{std::string(resource), options.ns, ""};
   for (auto it = objects_.lower_bound(first);
        it != objects_.end() && it->first.resource == resource; ++it) {
     if (!options.ns.empty() && it->first.ns != options.ns) break;
-    if (options.selector.Matches(*it->second)) list.items.push_back(*it->second);
+    if (options.selector.Matches(*it->second)) list.items.push_back(it->second);
   }
   list.resource_version = Cat(last_resource_version_);
   return list;

@@ -32,6 +32,8 @@ class ObjectCache {
   std::shared_ptr<const Object> Find(const ObjectKey& key) const;
   absl::StatusOr<Object> Get(const ObjectKey& key) const;
   ObjectList List(std::string_view resource, const ListOptions& options) const;
+  // The same objects, shared with the cache (no copy).
+  SharedObjectList ListShared(std::string_view resource, const ListOptions& options) const;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
                                                      const WatchOptions& options,
                                                      WatchHandler handler);

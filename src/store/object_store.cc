@@ -215,6 +215,18 @@ std::string_view ToString(WatchEventType type) {
   return "UNKNOWN";
 }
 
+absl::StatusOr<SharedObjectList> ObjectStore::ListShared(std::string_view resource,
+                                                         const ListOptions& options) {
+  absl::StatusOr<ObjectList> list = List(resource, options);
+  if (!list.ok()) return list.status();
+  SharedObjectList shared;
+  shared.items.reserve(list->items.size());
+  for (Object& o : list->items)
+    shared.items.push_back(std::make_shared<const Object>(std::move(o)));
+  shared.resource_version = std::move(list->resource_version);
+  return shared;
+}
+
 std::string NameOf(const Object& o) { return StringField(o, "name"); }
 std::string NamespaceOf(const Object& o) { return StringField(o, "namespace"); }
 std::string ResourceVersionOf(const Object& o) { return StringField(o, "resourceVersion"); }

@@ -75,12 +75,33 @@ struct ObjectList {
   std::string resource_version;  // store-wide version at the time of the list
 };
 
+// A list whose objects are shared with the store's cache: no copy is made, and the objects are
+// never modified (a change replaces the cached pointer).
+struct SharedObjectList {
+  std::vector<std::shared_ptr<const Object>> items;
+  std::string resource_version;  // store-wide version at the time of the list
+};
+
 enum class WatchEventType { kAdded, kModified, kDeleted };
 std::string_view ToString(WatchEventType type);  // ADDED, MODIFIED, DELETED
 
-struct WatchEvent {
+// One change seen by a watch. The object is shared, never copied, between the store's cache,
+// every watch that sees the change and every consumer that keeps it (the shared informers), so
+// that a process holds one copy of each object however many rooms read it.
+class WatchEvent {
+ public:
+  WatchEvent(WatchEventType type, Object object)
+      : type(type), object_(std::make_shared<const Object>(std::move(object))) {}
+  WatchEvent(WatchEventType type, std::shared_ptr<const Object> object)
+      : type(type), object_(std::move(object)) {}
+
   WatchEventType type;
-  Object object;  // for kDeleted: the last known state
+  // For kDeleted: the last known state.
+  const Object& object() const { return *object_; }
+  const std::shared_ptr<const Object>& shared_object() const { return object_; }
+
+ private:
+  std::shared_ptr<const Object> object_;
 };
 
 // Handler is called on a store-owned thread, serialised per watch, in resourceVersion order.
@@ -115,7 +136,12 @@ class ObjectStore {
   virtual ~ObjectStore() = default;
 
   virtual absl::StatusOr<Object> Get(const ObjectKey& key) = 0;
-  virtual absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) = 0;
+  virtual absl::StatusOr<ObjectList> List(std::string_view resource,
+                                          const ListOptions& options) = 0;
+  // List without copying the objects, for consumers that keep them (the shared informers). The
+  // default wraps List(); the backends with a cache of their own hand out its objects.
+  virtual absl::StatusOr<SharedObjectList> ListShared(std::string_view resource,
+                                                      const ListOptions& options);
   virtual absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
                                                              const WatchOptions& options,
                                                              WatchHandler handler) = 0;

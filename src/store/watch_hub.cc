@@ -98,7 +98,7 @@ class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
         entry = std::move(queue_.front());
         queue_.pop_front();
       }
-      handler_(WatchEvent{entry.type, *entry.object});
+      handler_(WatchEvent{entry.type, std::move(entry.object)});
     }
   }
 

@@ -179,7 +179,7 @@ TEST_F(DirStoreTest, AFileWrittenByAnotherProcessIsAddedWithUidAndVersion) {
   WriteExternally(CmPath("default", "from-agent"),
                   R"({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}})");
   ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "from-agent"));
-  const Object added = log.Events()[0].object;
+  const Object added = log.Events()[0].object();
   EXPECT_EQ(NamespaceOf(added), "default");
   EXPECT_FALSE(UidOf(added).empty());
   EXPECT_FALSE(ResourceVersionOf(added).empty());
@@ -203,7 +203,7 @@ TEST_F(DirStoreTest, FilesInNewDirectoriesArePickedUp) {
   ASSERT_TRUE(log.WaitForCount(5));
   ASSERT_TRUE(nodes.WaitFor(WatchEventType::kAdded, "node-1"));
   std::set<std::string> namespaces;
-  for (const auto& e : log.Events()) namespaces.insert(NamespaceOf(e.object));
+  for (const auto& e : log.Events()) namespaces.insert(NamespaceOf(e.object()));
   EXPECT_EQ(namespaces.size(), 5u);
 }
 
@@ -218,7 +218,7 @@ TEST_F(DirStoreTest, AHandEditKeepingTheVersionGetsANewVersion) {
   edited["data"]["k"] = "2";  // resourceVersion left as it was
   WriteExternally(CmPath("default", "a"), edited.dump(2));
   ASSERT_TRUE(log.WaitFor(WatchEventType::kModified, "a"));
-  Object seen = log.Events()[0].object;
+  Object seen = log.Events()[0].object();
   EXPECT_EQ(seen["data"]["k"], "2");
   EXPECT_EQ(UidOf(seen), UidOf(created));
   EXPECT_GT(std::stoull(ResourceVersionOf(seen)), std::stoull(ResourceVersionOf(created)));
@@ -233,7 +233,7 @@ TEST_F(DirStoreTest, AHandEditKeepingTheVersionGetsANewVersion) {
     out << edited.dump(2);
   }
   ASSERT_TRUE(log.WaitUntil([](const std::vector<WatchEvent>& events) {
-    return events.size() >= 2 && events[1].object["data"]["k"] == "3";
+    return events.size() >= 2 && events[1].object()["data"]["k"] == "3";
   }));
   EXPECT_THAT(Describe(log.Events()), ElementsAre("MODIFIED a", "MODIFIED a"));
 }
@@ -245,8 +245,8 @@ TEST_F(DirStoreTest, ADeletedFileIsADeletedEvent) {
   ASSERT_TRUE(log.WaitForCount(1));
   fs::remove(CmPath("default", "a"));
   ASSERT_TRUE(log.WaitFor(WatchEventType::kDeleted, "a"));
-  EXPECT_EQ(UidOf(log.Events()[1].object), UidOf(created));
-  EXPECT_GT(std::stoull(ResourceVersionOf(log.Events()[1].object)),
+  EXPECT_EQ(UidOf(log.Events()[1].object()), UidOf(created));
+  EXPECT_GT(std::stoull(ResourceVersionOf(log.Events()[1].object())),
             std::stoull(ResourceVersionOf(created)));
   EXPECT_EQ(store_->Get(CmKey("default", "a")).status().code(), absl::StatusCode::kNotFound);
 }
@@ -356,7 +356,7 @@ TEST_F(DirStoreTest, AnotherStoreOnTheDirectorySeesTheSameObjects) {
   auto handle = Watch(*other, kConfigMaps, log);
   Object created = *store_->Create(kConfigMaps, ConfigMap("default", "a"));
   ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "a"));
-  EXPECT_EQ(log.Events()[0].object, created);
+  EXPECT_EQ(log.Events()[0].object(), created);
   EXPECT_EQ(*other->Get(CmKey("default", "a")), created);
   Object patched = *store_->Patch(CmKey("default", "a"), {{"data", {{"k", "1"}}}});
   ASSERT_TRUE(store_->Delete(CmKey("default", "a")).ok());
@@ -366,7 +366,7 @@ TEST_F(DirStoreTest, AnotherStoreOnTheDirectorySeesTheSameObjects) {
   EXPECT_EQ(events.back().type, WatchEventType::kDeleted);
   for (const auto& e : events) {
     if (e.type == WatchEventType::kModified) {
-      EXPECT_EQ(e.object, patched);
+      EXPECT_EQ(e.object(), patched);
     }
   }
 }
@@ -425,7 +425,7 @@ TEST_F(DirStoreTest, TwoStoresIncrementingOneCounterLoseNothing) {
     auto h = Watch(*store, kConfigMaps, seen);
     ASSERT_TRUE(seen.WaitUntil([](const std::vector<WatchEvent>& events) {
       for (const auto& e : events) {
-        if (e.object["data"]["n"] == std::to_string(2 * kIncrements)) return true;
+        if (e.object()["data"]["n"] == std::to_string(2 * kIncrements)) return true;
       }
       return false;
     }));

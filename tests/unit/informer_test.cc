@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "forwarding_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -155,7 +156,7 @@ TEST_F(InformerTest, AHandlerRegisteredAfterTheStartGetsTheExistingObjectsFirst)
   Await(cms, Put("b"));
   std::vector<std::string> seen;  // the replay runs inside AddHandler: no wait needed
   auto r = cms.AddHandler({.on_event = [&seen](const WatchEvent& e) {
-    seen.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object));
+    seen.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object()));
   }});
   EXPECT_THAT(seen, ElementsAre("ADDED a", "ADDED b"));
   EventLog later;
@@ -192,8 +193,8 @@ TEST_F(InformerTest, AFilterSeesObjectsEnterAndLeaveItAsAddedAndDeleted) {
   Await(cms, Put("odd-1"));
   EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED c", "MODIFIED c", "DELETED c"));
   const WatchEvent gone = log.Events().back();
-  EXPECT_EQ(gone.object["metadata"]["labels"]["app"], "x");  // the last content that matched
-  EXPECT_EQ(ResourceVersionOf(gone.object), left);
+  EXPECT_EQ(gone.object()["metadata"]["labels"]["app"], "x");  // the last content that matched
+  EXPECT_EQ(ResourceVersionOf(gone.object()), left);
   EXPECT_THAT(Describe(odd.Events()), ElementsAre("ADDED odd-1"));
 }
 
@@ -219,7 +220,7 @@ TEST_F(InformerTest, AHandlerMayDropItsOwnRegistrationFromInsideIt) {
   EventLog inner_log;
   std::atomic<bool> registered{false};
   auto outer = cms.AddHandler({.on_event = [&](const WatchEvent& e) {
-    if (NameOf(e.object) == "c" && !registered.exchange(true)) {
+    if (NameOf(e.object()) == "c" && !registered.exchange(true)) {
       inner = cms.AddHandler({.on_event = inner_log.Handler()});
     }
   }});
@@ -275,6 +276,58 @@ TEST_F(InformerTest, StartFailsWhenTheWatchCannotBeOpened) {
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("informer configmaps"));
   EXPECT_EQ(store_.watches[std::string(kConfigMaps)], 5);
+}
+
+// The informer keeps the store's own objects, not copies: one copy of each object in the
+// process however many rooms read it (the memory and dir stores hand theirs out through
+// ListShared and the watch events).
+TEST(InformerSharing, TheCacheHoldsTheStoresObjectsNotCopies) {
+  MemoryStore memory;
+  ASSERT_TRUE(memory.Create(kConfigMaps, ConfigMap("ns", "listed")).ok());
+  InformerFactory factory(memory);
+  SharedInformer& cms = factory.For(kConfigMaps);
+  std::vector<std::shared_ptr<const Object>> seen;
+  absl::Mutex mu;
+  auto r = cms.AddHandler({.on_event = [&](const WatchEvent& e) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(e.shared_object());
+  }});
+  ASSERT_TRUE(cms.Start().ok());
+  auto stored = [&](std::string_view name) -> std::shared_ptr<const Object> {
+    ListOptions in_ns;
+    in_ns.ns = "ns";
+    absl::StatusOr<SharedObjectList> list = memory.ListShared(kConfigMaps, in_ns);
+    EXPECT_TRUE(list.ok());
+    for (const auto& o : list->items) {
+      if (NameOf(*o) == name) return o;
+    }
+    return nullptr;
+  };
+  // From the initial list.
+  ASSERT_NE(stored("listed"), nullptr);
+  EXPECT_EQ(cms.Get("ns", "listed"), stored("listed"));
+  // From the watch.
+  auto written = memory.Create(kConfigMaps, ConfigMap("ns", "watched"));
+  ASSERT_TRUE(written.ok());
+  ASSERT_TRUE(cms.WaitForVersion(ResourceVersionOf(*written), kEventDeadline));
+  EXPECT_EQ(cms.Get("ns", "watched"), stored("watched"));
+  // And the handlers see the same object.
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], stored("listed"));
+  EXPECT_EQ(seen[1], stored("watched"));
+}
+
+TEST(InformerSharing, TwoWatchesOfTheStoreSeeOneObject) {
+  MemoryStore memory;
+  EventLog a, b;
+  auto wa = memory.Watch(kConfigMaps, {}, a.Handler());
+  auto wb = memory.Watch(kConfigMaps, {}, b.Handler());
+  ASSERT_TRUE(wa.ok() && wb.ok());
+  ASSERT_TRUE(memory.Create(kConfigMaps, ConfigMap("ns", "one")).ok());
+  ASSERT_TRUE(a.WaitFor(WatchEventType::kAdded, "one"));
+  ASSERT_TRUE(b.WaitFor(WatchEventType::kAdded, "one"));
+  EXPECT_EQ(a.Events()[0].shared_object(), b.Events()[0].shared_object());
 }
 
 }  // namespace

@@ -385,10 +385,10 @@ TEST_P(StoreConformance, WatchEventsCarryIncreasingVersionsAndDeletedCarriesTheL
   ASSERT_TRUE(store_->Delete(CmKey("default", "a")).ok());
   ASSERT_TRUE(log.WaitForCount(2));
   auto events = log.Events();
-  EXPECT_EQ(events[0].object, a);
+  EXPECT_EQ(events[0].object(), a);
   EXPECT_EQ(events[1].type, WatchEventType::kDeleted);
-  EXPECT_EQ(events[1].object["metadata"]["labels"]["app"], "x");
-  EXPECT_GT(Version(events[1].object), Version(events[0].object));
+  EXPECT_EQ(events[1].object()["metadata"]["labels"]["app"], "x");
+  EXPECT_GT(Version(events[1].object()), Version(events[0].object()));
 }
 
 TEST_P(StoreConformance, WatchFromAVersionDeliversOnlyLaterChanges) {
@@ -469,9 +469,9 @@ TEST_P(StoreConformance, WatchSeesObjectsEnterAndLeaveTheSelector) {
   auto events = log.Events();
   EXPECT_THAT(Describe(events), ElementsAre("ADDED a", "MODIFIED a", "DELETED a", "ADDED a"));
   // The DELETED shows the state that matched, at the version of the change that unmatched it.
-  EXPECT_EQ(events[2].object["metadata"]["labels"]["app"], "x");
-  EXPECT_GT(Version(events[2].object), Version(events[1].object));
-  EXPECT_LT(Version(events[2].object), Version(events[3].object));
+  EXPECT_EQ(events[2].object()["metadata"]["labels"]["app"], "x");
+  EXPECT_GT(Version(events[2].object()), Version(events[1].object()));
+  EXPECT_LT(Version(events[2].object()), Version(events[3].object()));
 }
 
 TEST_P(StoreConformance, WatchHandlerMayCallTheStore) {
@@ -480,7 +480,7 @@ TEST_P(StoreConformance, WatchHandlerMayCallTheStore) {
   // For every configmap, the handler reads it back and creates a pod of the same name.
   auto handle = MustWatch(kConfigMaps, {}, [&](const WatchEvent& e) {
     if (e.type != WatchEventType::kAdded) return;
-    auto got = store_->Get(KeyOf(kConfigMaps, e.object));
+    auto got = store_->Get(KeyOf(kConfigMaps, e.object()));
     if (!got.ok()) return;
     store_->Create(kPods, ConfigMap(NamespaceOf(*got), NameOf(*got))).IgnoreError();
   });
@@ -585,7 +585,7 @@ TEST_P(StoreConformance, ConcurrentWritersAreSeenInVersionOrderAndLoseNothing) {
   ASSERT_TRUE(log.WaitForCount(1 + kThreads * kIncrements));
   auto events = log.Events();
   for (size_t i = 1; i < events.size(); ++i) {
-    EXPECT_LT(Version(events[i - 1].object), Version(events[i].object)) << i;
+    EXPECT_LT(Version(events[i - 1].object()), Version(events[i].object())) << i;
   }
 }
 

@@ -88,7 +88,7 @@ class EventLog {
   bool WaitFor(WatchEventType type, std::string_view name) {
     return WaitUntil([&](const std::vector<WatchEvent>& events) {
       for (const auto& e : events) {
-        if (e.type == type && NameOf(e.object) == name) return true;
+        if (e.type == type && NameOf(e.object()) == name) return true;
       }
       return false;
     });
@@ -112,7 +112,7 @@ class EventLog {
 inline std::vector<std::string> Describe(const std::vector<WatchEvent>& events) {
   std::vector<std::string> out;
   for (const auto& e : events)
-    out.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object));
+    out.push_back(std::string(ToString(e.type)) + " " + NameOf(e.object()));
   return out;
 }
 

@@ -28,9 +28,9 @@
 namespace clusterd::store {
 
 using dir_files::ErrnoError;
+using dir_files::FileLock;
 using dir_files::FsyncDir;
 using dir_files::IsIgnoredName;
-using dir_files::FileLock;
 using dir_files::IsStoreTempName;
 using dir_files::IsSymlinkToDir;
 using dir_files::JoinPath;
@@ -54,7 +54,6 @@ constexpr std::string_view kReasonNotObject = "not_object";
 constexpr std::string_view kReasonPathMismatch = "path_mismatch";
 constexpr std::string_view kReasonInvalid = "invalid";
 constexpr std::string_view kReasonSymlink = "symlink";
-
 
 void CloseIfOpen(int& fd) {
   if (fd >= 0) close(fd);
@@ -224,6 +223,12 @@ absl::StatusOr<Object> DirStore::Get(const ObjectKey& key) { return cache_.Get(k
 absl::StatusOr<ObjectList> DirStore::List(std::string_view resource, const ListOptions& options) {
   if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
   return cache_.List(resource, options);
+}
+
+absl::StatusOr<SharedObjectList> DirStore::ListShared(std::string_view resource,
+                                                      const ListOptions& options) {
+  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  return cache_.ListShared(resource, options);
 }
 
 absl::StatusOr<std::unique_ptr<WatchHandle>> DirStore::Watch(std::string_view resource,

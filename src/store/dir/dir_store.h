@@ -74,6 +74,8 @@ class DirStore final : public ObjectStore {
 
   absl::StatusOr<Object> Get(const ObjectKey& key) override;
   absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) override;
+  absl::StatusOr<SharedObjectList> ListShared(std::string_view resource,
+                                              const ListOptions& options) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
                                                      const WatchOptions& options,
                                                      WatchHandler handler) override;

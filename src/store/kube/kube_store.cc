@@ -320,7 +320,7 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> KubeStore::Watch(std::string_view r
   return (*reflector)
       ->cache()
       .Watch(resource, options, [from = *from, handler = std::move(handler)](const WatchEvent& e) {
-        if (VersionOf(e.object) > from) handler(e);
+        if (VersionOf(e.object()) > from) handler(e);
       });
 }
 

@@ -16,6 +16,12 @@ absl::StatusOr<ObjectList> MemoryStore::List(std::string_view resource,
   return cache_.List(resource, options);
 }
 
+absl::StatusOr<SharedObjectList> MemoryStore::ListShared(std::string_view resource,
+                                                         const ListOptions& options) {
+  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  return cache_.ListShared(resource, options);
+}
+
 absl::StatusOr<std::unique_ptr<WatchHandle>> MemoryStore::Watch(std::string_view resource,
                                                                 const WatchOptions& options,
                                                                 WatchHandler handler) {

@@ -461,9 +461,9 @@ TEST_F(NetDiagnosisControllerTest, WatchesDriveTheWorker) {
   store::WatchOptions wo;
   wo.ns = "cluster-system";
   auto watch = store_->Watch("configmaps", wo, [&](const store::WatchEvent& e) {
-    if (store::NameOf(e.object) != "super-pod-0") return;
+    if (store::NameOf(e.object()) != "super-pod-0") return;
     absl::MutexLock lock(&mu);
-    devices.push_back(e.object["data"]["superPodDevice"].get<std::string>());
+    devices.push_back(e.object()["data"]["superPodDevice"].get<std::string>());
     if (devices.size() == 1) published.Notify();
     if (devices.size() == 2) republished.Notify();
   });
