@@ -23,11 +23,16 @@ bash scripts/setup.sh
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses the cache.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
+# build [TARGET...]: configures once, then builds the targets named (every target when none).
 build() {
   if [[ ! -f "$build_dir/build.ninja" ]]; then
     cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" ${CMAKE_ARGS:-}
   fi
-  cmake --build "$build_dir" -j "$jobs"
+  local targets=()
+  if (($# > 0)); then
+    targets=(--target "$@")
+  fi
+  cmake --build "$build_dir" -j "$jobs" "${targets[@]}"
 }
 
 case "${1:-demo}" in
@@ -35,7 +40,9 @@ case "${1:-demo}" in
     build
     ;;
   demo)
-    build
+    # Only what the demo runs: clustersim starts clusterd from the same build directory (the
+    # tests and benchmarks are built by `test` and `build`).
+    build clustersim clusterd clusterctl
     exec "$build_dir/apps/clustersim/clustersim" --demo
     ;;
   test)

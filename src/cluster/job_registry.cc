@@ -88,6 +88,14 @@ void JobRegistry::AddSignalListener(SignalListener listener) {
   listeners_.push_back(std::move(listener));
 }
 
+void JobRegistry::AddViewListener(std::function<void()> listener) {
+  view_listeners_.push_back(std::move(listener));
+}
+
+void JobRegistry::NotifyView() {
+  for (const auto& listener : view_listeners_) listener();
+}
+
 void JobRegistry::AddPodListener(PodListener listener) {
   pod_listeners_.push_back(std::move(listener));
 }
@@ -156,6 +164,7 @@ void JobRegistry::Reject(std::string_view reason, std::string_view message, bool
 
 void JobRegistry::QueueOperation(const std::string& job_id, JobOperation op) {
   pending_[job_id] = op;  // latest operation wins
+  ++generation_[job_id];
   controller_.Enqueue(job_id);
 }
 
@@ -390,12 +399,19 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
   bool expiry_check = false;
   bool has_op = false;
   {
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     auto pending = pending_.find(key);
     if (pending == pending_.end()) {
       auto record = records_.find(key);
       expiry_check = record != records_.end() && record->second->pre_deleted;
     } else if (!bucket_.TryAcquire()) {
+      const JobOperation waiting = pending->second;
+      const uint64_t generation = generation_[key];
+      auto ahead = provisional_.find(key);
+      if (ahead == provisional_.end() || ahead->second.generation != generation) {
+        lock.Release();
+        return DecideAhead(key, waiting, generation);
+      }
       return runtime::Result::RequeueAfter(
           std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
     } else {
@@ -419,20 +435,33 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
       ReconcileCounter("failed").Increment();
       LogWarn(kComponent, "job-summary write failed; will retry",
               {{"job", key}, {"transition", step.transition}, {"error", s}});
-      absl::MutexLock lock(&mu_);
-      if (!pending_.contains(key)) pending_[key] = op;
+      {
+        absl::MutexLock lock(&mu_);
+        if (!pending_.contains(key)) pending_[key] = op;
+        // The fault view already has what the write will say once it succeeds.
+        provisional_[key] = {generation_[key], step.changes_record && step.record.has_value()
+                                                   ? std::make_shared<const JobRecord>(*step.record)
+                                                   : nullptr};
+      }
+      NotifyView();
       return runtime::Result::Retry(s);
     }
   }
   ReconcileCounter(step.transition).Increment();
   std::optional<absl::Duration> expire_in;
+  bool view_changed = false;
   {
     absl::MutexLock lock(&mu_);
-    for (const std::string& id : step.drop_records) records_.erase(id);
+    for (const std::string& id : step.drop_records) {
+      records_.erase(id);
+      provisional_.erase(id);
+      if (!pending_.contains(id)) generation_.erase(id);
+    }
     if (step.changes_record && step.record.has_value()) {
       current = std::make_shared<const JobRecord>(*std::move(step.record));
       records_[key] = current;
     }
+    view_changed = provisional_.erase(key) > 0 || step.changes_record;
     // A pre-deleted record (new or still) is due for deletion after the grace.
     if (current != nullptr && current->pre_deleted) {
       expire_in =
@@ -444,10 +473,38 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     LogInfo(kComponent, "job reconciled",
             {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
   }
+  if (view_changed) NotifyView();
   if (step.signal.has_value()) Emit(*std::move(step.signal));
   reconcile_seconds_.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
   if (expire_in.has_value()) return runtime::Result::RequeueAfter(*expire_in);
   return runtime::Result::Done();
+}
+
+runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op,
+                                         uint64_t generation) {
+  std::shared_ptr<const JobRecord> current;
+  std::vector<std::shared_ptr<const PodInfo>> keep_alive;
+  JobObservation obs;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto record = records_.find(key); record != records_.end()) current = record->second;
+    obs = Observe(key, op, &keep_alive);
+  }
+  JobStep step = DecideJob(key, current.get(), op, obs, clock_.Now());
+  std::shared_ptr<const JobRecord> decided;
+  if (step.changes_record && step.record.has_value()) {
+    decided = std::make_shared<const JobRecord>(*std::move(step.record));
+  } else if (!step.changes_record) {
+    decided = current;  // the step keeps the record as it is
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    // A newer operation queued meanwhile decides again at its own turn.
+    if (generation_[key] == generation) provisional_[key] = {generation, std::move(decided)};
+  }
+  NotifyView();
+  return runtime::Result::RequeueAfter(
+      std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
 }
 
 runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
@@ -484,9 +541,12 @@ runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
                                          it->second->delete_time == record->delete_time &&
                                          !pending_.contains(job_id)) {
       records_.erase(it);
+      provisional_.erase(job_id);
+      generation_.erase(job_id);
     }
     UpdateGaugesLocked();
   }
+  NotifyView();
   LogInfo(kComponent, "job deleted",
           {{"job", job_id},
            {"name", absl::StrCat(record->ns, "/", record->name)},

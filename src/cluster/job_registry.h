@@ -79,6 +79,9 @@ class JobRegistry {
   // Called for every signal, on the worker thread, after the ConfigMaps were written. Must not
   // block. Register before Start.
   void AddSignalListener(SignalListener listener);
+  // Called (on the registry's worker, never under its lock) when the fault view of the jobs
+  // (FaultSnapshot) changed: a reconcile committed a record, or decided one it may not write yet.
+  void AddViewListener(std::function<void()> listener);
 
   // Called with the MindIE job id (pod label jobID) when a pod labelled app=mindie-ms-controller
   // or app=mindie-ms-coordinator is added, changed or deleted (§2.5), after the cache was
@@ -134,6 +137,12 @@ class JobRegistry {
   // The fault centre's view of every job, one consistent snapshot (added for the fault centre;
   // implemented in job_registry_fault_snapshot.cc): the record, its PodGroup (null when gone)
   // and its pods by name. Records, pods and PodGroups are shared, not copied.
+  //
+  // A job whose reconcile is waiting for a token of the write bucket (or whose job-summary write
+  // failed) appears with the record its reconcile decided: the bucket paces the ConfigMap
+  // writes, not what clusterd knows, so a fault on a job whose pods are in the store reaches the
+  // job even while thousands of jobs wait for their summaries to be written (a restart, a burst
+  // of new jobs). Its job-summary signal still follows the write.
   struct FaultSnapshotEntry {
     std::shared_ptr<const JobRecord> record;
     std::shared_ptr<const model::PodGroupInfo> pod_group;
@@ -151,6 +160,10 @@ class JobRegistry {
   };
 
   runtime::Result Reconcile(const std::string& key);
+  // Without a token of the write bucket: decides the job's step once per generation and keeps
+  // the record it would write for the fault view; says when a token is due.
+  runtime::Result DecideAhead(const std::string& key, JobOperation op, uint64_t generation);
+  void NotifyView();
   runtime::Result ReconcileExpiry(const std::string& job_id);
   runtime::Result RunConsistencyCheck();
   // Store writes of a step; the first failure.
@@ -202,6 +215,16 @@ class JobRegistry {
   // Immutable once stored: a reconcile reads one without copying and replaces it whole.
   absl::flat_hash_map<std::string, std::shared_ptr<const JobRecord>> records_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, JobOperation> pending_ ABSL_GUARDED_BY(mu_);
+  // Bumped by every QueueOperation: tells a decided-but-unwritten record from a stale one.
+  absl::flat_hash_map<std::string, uint64_t> generation_ ABSL_GUARDED_BY(mu_);
+  // Records decided but not yet written (see FaultSnapshot), with the generation they were
+  // decided at. A committed record replaces its entry.
+  struct Provisional {
+    uint64_t generation = 0;
+    std::shared_ptr<const JobRecord> record;  // null: the decision drops the record
+  };
+  absl::flat_hash_map<std::string, Provisional> provisional_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::function<void()>> view_listeners_;
 
   std::vector<std::unique_ptr<store::InformerRegistration>> registrations_;
 

@@ -7,8 +7,10 @@ namespace clusterd::cluster {
 std::vector<JobRegistry::FaultSnapshotEntry> JobRegistry::FaultSnapshot() const {
   std::vector<FaultSnapshotEntry> out;
   absl::MutexLock lock(&mu_);
-  out.reserve(records_.size());
-  for (const auto& [id, record] : records_) {
+  out.reserve(records_.size() + provisional_.size());
+  auto add = [&](const std::string& id, const std::shared_ptr<const JobRecord>& record) {
+    mu_.AssertHeld();
+    if (record == nullptr) return;
     FaultSnapshotEntry entry;
     entry.record = record;
     if (auto key = pod_group_of_job_.find(id); key != pod_group_of_job_.end()) {
@@ -21,6 +23,14 @@ std::vector<JobRegistry::FaultSnapshotEntry> JobRegistry::FaultSnapshot() const 
       for (const auto& [name, pod] : pods->second) entry.pods.push_back(pod);
     }
     out.push_back(std::move(entry));
+  };
+  // A decided record not yet written stands in for the committed one (see the header).
+  for (const auto& [id, record] : records_) {
+    auto ahead = provisional_.find(id);
+    add(id, ahead != provisional_.end() ? ahead->second.record : record);
+  }
+  for (const auto& [id, ahead] : provisional_) {
+    if (!records_.contains(id)) add(id, ahead.record);
   }
   return out;
 }

@@ -63,7 +63,7 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
     pod_identities_.Set(key, pod->pod_ip, std::move(ids));
   });
   // A job signal means its pods, ranks or NPUs may have changed: the fault centre re-reads jobs.
-  jobs_.AddSignalListener([this](const model::JobSummarySignal&) { faults_.JobsChanged(); });
+  jobs_.AddViewListener([this] { faults_.JobsChanged(); });
   // The job summaries tell the slow-node controller which jobs run and on which servers (§6.2);
   // jobs without a signal yet are looked up through their PodGroup.
   jobs_.AddSignalListener([this](const model::JobSummarySignal& signal) {

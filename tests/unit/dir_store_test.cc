@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store_test_util.h"
@@ -95,6 +96,15 @@ class DirStoreTest : public ::testing::Test {
     auto store = DirStore::Open(root_, options);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
+  }
+  // The files adopted at start-up are rewritten by the store's watcher thread after Open.
+  bool AwaitDeferredAdoptions(DirStore& store) {
+    const absl::Time deadline = absl::Now() + testing::kEventDeadline;
+    while (store.DeferredAdoptions() > 0) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return true;
   }
 
   std::unique_ptr<WatchHandle> Watch(ObjectStore& store, std::string_view resource, EventLog& log) {
@@ -464,10 +474,43 @@ TEST_F(DirStoreTest, FilesWithoutIdentityAreAdoptedAtStartup) {
   auto seed = store_->Get(CmKey("default", "seed"));
   ASSERT_TRUE(seed.ok()) << seed.status();
   EXPECT_FALSE(UidOf(*seed).empty());
+  ASSERT_TRUE(AwaitDeferredAdoptions(*store_));
   EXPECT_EQ(Object::parse(ReadFile(CmPath("default", "seed"))), *seed);
   EXPECT_TRUE(store_->Get(ObjectKey{"nodes", "", "node-1"}).ok());
   EXPECT_EQ(ReadFile(root_ + "/.resource-version"),
             store_->List(kNodes, {})->resource_version + "\n");
+}
+
+// Start-up reads each file once and writes none: the identity a file without one is given is
+// the cache's as soon as the store is open, the file gets it afterwards (with the same uid and
+// version, so no watch sees a change), and one line says how many files were adopted.
+TEST_F(DirStoreTest, StartUpAdoptsInMemoryAndRewritesTheFilesAfterwards) {
+  store_.reset();
+  constexpr int kFiles = 600;  // more than one rewrite pass
+  for (int i = 0; i < kFiles; ++i) {
+    WriteExternally(CmPath("default", "cm-" + std::to_string(i)), R"({"data": {"k": "v"}})");
+  }
+  Counter& adopted = MetricsRegistry::Default().GetCounter(
+      std::string(DirStore::kAdoptedFilesMetric), "", {{"when", "startup"}});
+  const uint64_t before = adopted.Value();
+  store_ = Open();
+  EXPECT_EQ(adopted.Value() - before, static_cast<uint64_t>(kFiles));
+  absl::StatusOr<ObjectList> listed = store_->List(kConfigMaps, {});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->items.size(), static_cast<size_t>(kFiles));
+  EventLog log;
+  WatchOptions from_list;
+  from_list.resource_version = listed->resource_version;
+  auto handle = store_->Watch(kConfigMaps, from_list, log.Handler());
+  ASSERT_TRUE(handle.ok());
+  ASSERT_TRUE(AwaitDeferredAdoptions(*store_));
+  for (const Object& o : listed->items) {
+    EXPECT_EQ(Object::parse(ReadFile(CmPath("default", NameOf(o)))), o) << NameOf(o);
+  }
+  // The rewrites are not changes: a write after them is the first event.
+  ASSERT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "after")).ok());
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kAdded, "after"));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED after"));
 }
 
 // Opens the store at `root` on another thread, giving up after a while: a store that waits on

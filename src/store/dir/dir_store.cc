@@ -77,6 +77,15 @@ Counter& DirStore::BadFilesCounter(std::string_view reason) {
       {{"reason", std::string(reason)}});
 }
 
+Counter& AdoptedFilesCounter(std::string_view when) {
+  return MetricsRegistry::Default().GetCounter(
+      DirStore::kAdoptedFilesMetric,
+      "Files written outside a dir store that it adopted (gave a resourceVersion, and a uid if "
+      "missing), by when: startup (rewritten in the background once the store is open) or "
+      "watch.",
+      {{"when", std::string(when)}});
+}
+
 Counter& DirStore::TempFilesRemovedCounter() {
   return MetricsRegistry::Default().GetCounter(
       kTempFilesRemovedMetric,
@@ -609,6 +618,7 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
     }
     std::sort(adopt.begin(), adopt.end(),
               [](const Found& a, const Found& b) { return a.key < b.key; });
+    size_t adopted_at_load = 0;
     for (Found& f : adopt) {
       uint64_t version = ++next;
       auto cached = cache_.Find(f.key);
@@ -627,19 +637,32 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
         SetMetadataField(f.object, "creationTimestamp", created);
       }
       SetResourceVersion(f.object, version);
+      if (loading) {
+        // Start-up reads each file once and writes none: the identity is the cache's at once,
+        // and the file gets it from the watcher thread once the store is open.
+        deferred_adoptions_.push_back(f.key);
+        cache_.Load(f.key, std::move(f.object));
+        ++adopted_at_load;
+        continue;
+      }
       absl::StatusOr<Object> written = WriteObjectFile(f.key, f.object);
       if (!written.ok()) {
         LogError(kComponent, "cannot adopt file",
                  {{"path", PathOf(f.key)}, {"error", written.status()}});
         continue;
       }
-      LogInfo(kComponent, "adopted file written outside the store",
-              {{"path", PathOf(f.key)}, {"resourceVersion", version}});
-      if (loading) {
-        cache_.Load(f.key, *std::move(written));
-      } else {
-        cache_.Put(f.key, *std::move(written), version);
-      }
+      AdoptedFilesCounter("watch").Increment();
+      LogDebug(kComponent, "adopted file written outside the store",
+               {{"path", PathOf(f.key)}, {"resourceVersion", version}});
+      cache_.Put(f.key, *std::move(written), version);
+    }
+    if (adopted_at_load > 0) {
+      deferred_total_ += adopted_at_load;
+      AdoptedFilesCounter("startup").Increment(adopted_at_load);
+      LogInfo(kComponent, "adopted files written outside the store",
+              {{"files", adopted_at_load},
+               {"path", root_},
+               {"note", "in use now; rewritten with their identity in the background"}});
     }
     for (const ObjectKey& key : gone) cache_.Remove(key, ++next);
     next = target;

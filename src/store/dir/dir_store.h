@@ -65,6 +65,13 @@ class DirStore final : public ObjectStore {
   static constexpr std::string_view kBadFilesMetric = "clusterd_store_bad_files_total";
   static constexpr std::string_view kTempFilesRemovedMetric =
       "clusterd_store_temp_files_removed_total";
+  static constexpr std::string_view kAdoptedFilesMetric = "clusterd_store_adopted_files_total";
+  // Files adopted at start-up are rewritten with their identity after the store is open, this
+  // many per pass of the watcher thread (each pass takes the locks once).
+  static constexpr size_t kDeferredAdoptionBatch = 256;
+
+  // Files adopted at start-up whose rewrite is still to come (tests, benchmarks).
+  size_t DeferredAdoptions();
 
   // Creates PATH if missing. Fails (one line naming PATH and the errno text) if it cannot be
   // created or written.
@@ -156,6 +163,9 @@ class DirStore final : public ObjectStore {
   // inotify: the thread, reading the queue, (un)watching directories.
   void WatchLoop();
   void ProcessEvents();
+  // Rewrites up to kDeferredAdoptionBatch files adopted at start-up with the identity the cache
+  // gave them (a file changed since is left to the watcher). Returns whether more remain.
+  bool WriteDeferredAdoptions();
   // Reads every queued event; adds the keys they touch to `dirty`. False if there were none.
   bool ReadEvents(KeySet* dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void ScanAll(KeySet* dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
@@ -191,6 +201,10 @@ class DirStore final : public ObjectStore {
   std::map<std::string, FileSignature> bad_files_ ABSL_GUARDED_BY(write_mu_);
   // Path -> signature of the file whose content the cache holds (see Unchanged).
   absl::flat_hash_map<std::string, FileSignature> known_files_ ABSL_GUARDED_BY(write_mu_);
+  // Adopted at start-up, in the cache already, their files not yet rewritten (see
+  // WriteDeferredAdoptions): the start-up reads each file once and writes none.
+  std::vector<ObjectKey> deferred_adoptions_ ABSL_GUARDED_BY(write_mu_);
+  size_t deferred_total_ ABSL_GUARDED_BY(write_mu_) = 0;
 
   ObjectCache cache_;
   std::thread watch_thread_;

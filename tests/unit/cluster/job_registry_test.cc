@@ -418,6 +418,59 @@ TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
   EXPECT_EQ(registry_->Jobs().size(), 25u);
 }
 
+// The bucket paces the job-summary writes, not what the fault centre knows: a job whose
+// reconcile waits for a token is in the fault view with the record it will write (its rank
+// table, so its NPUs map to it), while its summary and signal wait for the write.
+TEST_F(JobRegistryTest, AJobWaitingForAWriteTokenIsInTheFaultViewAtOnce) {
+  JobRegistry::Options options;
+  options.reconcile_rate = 1;
+  options.reconcile_burst = 1;
+  MakeRegistry(options);
+  int views = 0;
+  registry_->AddViewListener([&views] { ++views; });
+  RunExampleJob();  // the PodGroup takes the only token; the pods' reconcile waits
+  auto committed = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(committed.has_value());
+  EXPECT_EQ(committed->status, JobStatus::kPending);
+  EXPECT_EQ(TakeSignals().size(), 1u);  // the init signal only
+  std::vector<JobRegistry::FaultSnapshotEntry> view = registry_->FaultSnapshot();
+  ASSERT_EQ(view.size(), 1u);
+  EXPECT_EQ(view[0].record->status, JobStatus::kRunning);
+  EXPECT_EQ(view[0].record->previous_servers.size(), 2u);
+  EXPECT_EQ(view[0].pods.size(), 2u);
+  EXPECT_GE(views, 2);
+  // Decided once per change: another pass without a token decides nothing again.
+  const auto decided = view[0].record;
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(registry_->FaultSnapshot()[0].record, decided);
+
+  clock_.Advance(absl::Seconds(1));
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kRunning);
+  EXPECT_EQ(TakeSignals().size(), 1u);  // the running signal, after its write
+  view = registry_->FaultSnapshot();
+  ASSERT_EQ(view.size(), 1u);
+  EXPECT_EQ(view[0].record->status, JobStatus::kRunning);
+}
+
+// A job whose only record so far is decided (the PodGroup's own reconcile waits) is in the view.
+TEST_F(JobRegistryTest, ANewJobIsInTheFaultViewBeforeItsFirstWrite) {
+  JobRegistry::Options options;
+  options.reconcile_rate = 1;
+  options.reconcile_burst = 1;
+  MakeRegistry(options);
+  PodGroupSpec first;
+  first.name = "first";
+  first.uid = "pg-first";
+  first.owner_uid = "job-first";
+  first.owner_name = "first";
+  AddPodGroup(first);
+  AddPodGroup();
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(registry_->Jobs().size(), 1u);
+  EXPECT_EQ(registry_->FaultSnapshot().size(), 2u);
+}
+
 TEST_F(JobRegistryTest, SoftSharePodGroupsAndPodsAreIgnored) {
   PodGroupSpec pg;
   pg.annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
