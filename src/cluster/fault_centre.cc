@@ -332,10 +332,18 @@ runtime::Result FaultCentre::Reconcile(const FaultCentreKey& key) {
     for (std::string& j : jobs) controller_.Enqueue(FaultCentreKey::Job(std::move(j)));
   }
   switch (key.kind) {
-    case Kind::kJobIndex:
+    case Kind::kJobIndex: {
+      const absl::Time now = clock_.Now();
+      const absl::Time allowed = last_index_refresh_ + options_.job_index_min_interval;
+      if (now < allowed) {  // the changes of a burst wait for one rebuild
+        result = runtime::Result::RequeueAfter(allowed - now);
+        break;
+      }
+      last_index_refresh_ = now;
       RefreshIndex(&gone);
       result = runtime::Result::RequeueAfter(options_.job_index_period);
       break;
+    }
     case Kind::kManualSync:
       for (const std::string& node : manual_.Sync()) {
         controller_.Enqueue(FaultCentreKey::Device(node));

@@ -94,6 +94,11 @@ class FaultCentre {
     int64_t write_burst = 5;
     // Every this often the worker re-reads the job registry (jobs also trigger it on signals).
     absl::Duration job_index_period = absl::Seconds(5);
+    // The job index is rebuilt from the registry at most this often: every job the registry
+    // reconciles signals a change, and a rebuild reads every job, so a burst of thousands of
+    // jobs (a restart, a new cluster) would rebuild it thousands of times (seconds of a
+    // 10,000-node start-up). Zero: at every signal.
+    absl::Duration job_index_min_interval = absl::Milliseconds(100);
     absl::Duration manual_sync_period = absl::Seconds(15);
     absl::Duration manual_config_period = absl::Seconds(300);
     absl::Duration statistic_min_interval = absl::Seconds(1);
@@ -279,6 +284,7 @@ class FaultCentre {
   // The registry snapshot the index was built from, kept alive so that an unchanged snapshot
   // (the same record, PodGroup and pod objects) is recognised by pointer and not rebuilt.
   std::vector<JobRegistry::FaultSnapshotEntry> index_source_;  // worker only
+  absl::Time last_index_refresh_ = absl::InfinitePast();       // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
   // Why the optional user configuration is not in use ("" = it is, or there is none).

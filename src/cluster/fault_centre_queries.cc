@@ -38,8 +38,11 @@ std::vector<FaultViewRow> FaultCentre::FaultRows(const std::string& node_filter,
     if (job == nullptr) return true;
     return std::find(r.jobs.begin(), r.jobs.end(), job->job_id) != r.jobs.end();
   };
-  for (const auto& [node, ns] : nodes_) {
-    if (!node_filter.empty() && node != node_filter) continue;
+  // One node's rows. A query for one node looks it up: the dashboard's feed asks node by node
+  // for every node of a changed shard, which was quadratic in the nodes when each query scanned
+  // them all (8 s of a 10,000-node start-up).
+  auto node_rows = [&](const std::string& node,
+                       const NodeState& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (ns.device_out.has_value()) {
       for (const NpuFault& f : ns.device_out->record.faults) {
         FaultViewRow r;
@@ -92,7 +95,12 @@ std::vector<FaultViewRow> FaultCentre::FaultRows(const std::string& node_filter,
         }
       }
     }
+  };
+  if (!node_filter.empty()) {
+    if (auto it = nodes_.find(node_filter); it != nodes_.end()) node_rows(it->first, it->second);
+    return rows;
   }
+  for (const auto& [node, ns] : nodes_) node_rows(node, ns);
   return rows;
 }
 

@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""Start-up and restart of one clusterd on a large `dir` store, as an SRE meets them.
+
+Writes NODES nodes (Node objects and device-info ConfigMaps of NPUS NPUs each) and JOBS jobs
+(a PodGroup and PODS pods each, one pod per node) into a fresh state directory as an outside
+program would: plain JSON files without uid or resourceVersion. Then starts clusterd on it
+twice (a first start, which adopts every file, and a restart on the same directory) and
+reports, from the moment the process was started:
+
+  serving      the listen-info file is written (both listeners up)
+  ready        /readyz answers 200
+  fault mapped a SeparateNPU fault written into the last job's first node's device-info right
+               after `ready` shows in /api/clusterd/v1/faults with that job (the fault centre
+               maps it onto the job: what a Fault-service signal to the job needs)
+  registered   /api/clusterd/v1/jobs lists every job (job summaries written; paced by
+               --job-reconcile-rate)
+
+and the resident memory of clusterd at the end. One run; no assertion (a benchmark).
+
+  bench/scale/restart_to_ready.py --clusterd build/apps/clusterd/clusterd --nodes 10000 \\
+      --jobs 1000
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+NS = "default"
+CHIP = "Ascend910"
+
+
+def write_json(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(obj, f, separators=(",", ":"))
+
+
+def device_info(node, npus, fault_npu=None, code=None, now_s=None):
+    names = ["%s-%d" % (CHIP, i) for i in range(npus)]
+    faults = []
+    healthy = names
+    if fault_npu is not None:
+        healthy = [n for n in names if n != fault_npu]
+        t = int(now_s * 1000)
+        faults = [{"fault_type": "CardUnhealthy", "npu_name": fault_npu,
+                   "large_model_fault_level": "SeparateNPU", "fault_level": "SeparateNPU",
+                   "fault_handling": "SeparateNPU", "fault_code": code,
+                   "fault_time_and_level_map": {code: {"fault_time": t,
+                                                       "fault_level": "SeparateNPU"}}}]
+    device_list = {
+        "huawei.com/" + CHIP: ",".join(healthy),
+        "huawei.com/%s-Fault" % CHIP: json.dumps(faults, separators=(",", ":")),
+        "huawei.com/%s-NetworkUnhealthy" % CHIP: "",
+        "huawei.com/%s-Recovering" % CHIP: "",
+        "huawei.com/%s-Unhealthy" % CHIP: fault_npu or "",
+    }
+    body = json.dumps({"DeviceList": dict(sorted(device_list.items())),
+                       "UpdateTime": int(now_s or time.time())}, separators=(",", ":"))
+    cfg = '{"DeviceInfo":%s,"SuperPodID":-1,"ServerIndex":-1,"CheckCode":"%s"}' % (
+        body, hashlib.sha256(body.encode()).hexdigest())
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "mindx-dl-deviceinfo-" + node, "namespace": "kube-system",
+                         "labels": {"mx-consumer-cim": "true"}},
+            "data": {"DeviceInfoCfg": cfg, "ManuallySeparateNPU": "",
+                     "UpgradeFaultReason": "{}"}}
+
+
+def node_name(i):
+    return "node-%05d" % i
+
+
+def node_ip(i):
+    return "10.%d.%d.%d" % (i // 65536 % 256, i // 256 % 256, i % 256)
+
+
+def populate(state, nodes, npus, jobs, pods):
+    for i in range(nodes):
+        name = node_name(i)
+        write_json(os.path.join(state, "nodes", name + ".json"), {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "annotations": {"product-serial-number": "SN%06d" % i}},
+            "status": {"addresses": [{"type": "InternalIP", "address": node_ip(i)}],
+                       "conditions": [{"type": "Ready", "status": "True"}]}})
+        write_json(os.path.join(state, "configmaps", "kube-system",
+                                "mindx-dl-deviceinfo-%s.json" % name), device_info(name, npus))
+    for j in range(jobs):
+        job, uid = "job-%05d" % j, "job-uid-%05d" % j
+        owner = [{"apiVersion": "mindxdl.gitee.com/v1", "kind": "AscendJob", "name": job,
+                  "uid": uid, "controller": True}]
+        write_json(os.path.join(state, "podgroups", NS, job + "-pg.json"), {
+            "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": job + "-pg", "namespace": NS,
+                         "labels": {"framework": "pytorch"}, "ownerReferences": owner},
+            "spec": {"minMember": pods}, "status": {"phase": "Running"}})
+        for r in range(pods):
+            n = (j * pods + r) % nodes
+            pod = "%s-worker-%d" % (job, r)
+            devices = [{"device_id": str(d), "device_ip": "29.%d.%d.%d" % (n // 256 % 256,
+                                                                            n % 256, d),
+                        "super_device_id": "0"} for d in range(npus)]
+            alloc = {"pod_name": pod, "server_id": node_ip(n), "host_ip": node_ip(n),
+                     "super_pod_id": -2, "devices": devices, "rack_id": -2,
+                     "server_index": "-2", "server_ip": node_ip(n)}
+            write_json(os.path.join(state, "pods", NS, pod + ".json"), {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": NS, "uid": "%s-pod-%d" % (uid, r),
+                             "labels": {"job-name": job},
+                             "annotations": {
+                                 "hccl/rankIndex": str(r),
+                                 "ascend.kubectl.kubernetes.io/ascend-910-configuration":
+                                     json.dumps(alloc),
+                                 "scheduling.k8s.io/group-name": job + "-pg"},
+                             "ownerReferences": owner},
+                "spec": {"nodeName": node_name(n), "containers": [{
+                    "name": "ascend", "image": "train:latest",
+                    "resources": {"limits": {"huawei.com/" + CHIP: str(npus)}},
+                    "env": [{"name": "MASTER_ADDR", "value": node_ip(0)}]}]},
+                "status": {"phase": "Running", "hostIP": node_ip(n), "podIP": "172.16.0.1",
+                           "containerStatuses": [{"name": "ascend",
+                                                  "containerID": "containerd://%d" % r}]}})
+
+
+def get(url, timeout=2.0):
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except OSError:
+        return None, b""
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def run_once(args, state, label, fault_code, deadline_s):
+    info = os.path.join(state, "..", "listen-%s.json" % label)
+    if os.path.exists(info):
+        os.remove(info)
+    log = open(os.path.join(state, "..", "clusterd-%s.log" % label), "w")
+    t0 = time.monotonic()
+    proc = subprocess.Popen([args.clusterd, "--store", "dir:" + state,
+                             "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+                             "--listen-info-file", info, "--log-level", "info"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    marks = {}
+    try:
+        while not os.path.exists(info):
+            if proc.poll() is not None or time.monotonic() - t0 > deadline_s:
+                raise RuntimeError("clusterd did not start (see clusterd-%s.log)" % label)
+            time.sleep(0.005)
+        marks["serving"] = time.monotonic() - t0
+        with open(info) as f:
+            http = "http://" + json.load(f)["http"]
+        while get(http + "/readyz")[0] != 200:
+            if time.monotonic() - t0 > deadline_s:
+                raise RuntimeError("not ready")
+            time.sleep(0.005)
+        marks["ready"] = time.monotonic() - t0
+        # A fault on the last job's first node, right after ready.
+        last_job = args.jobs - 1
+        node = node_name((last_job * args.pods) % args.nodes)
+        job_uid = "job-uid-%05d" % last_job
+        path = os.path.join(state, "configmaps", "kube-system",
+                            "mindx-dl-deviceinfo-%s.json" % node)
+        cm = device_info(node, args.npus, "%s-3" % CHIP, fault_code, time.time())
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(cm, f)
+        os.rename(tmp, path)
+        written = time.monotonic()
+        while True:
+            status, body = get(http + "/api/clusterd/v1/faults?node=" + node)
+            if status == 200 and any(fault_code == it.get("code") and job_uid in it.get("jobs", [])
+                                     for it in json.loads(body).get("items", [])):
+                break
+            if time.monotonic() - t0 > deadline_s:
+                raise RuntimeError("the fault was never mapped onto its job")
+            time.sleep(0.005)
+        marks["fault mapped"] = time.monotonic() - t0
+        marks["fault mapped after its write"] = time.monotonic() - written
+        while True:
+            status, body = get(http + "/api/clusterd/v1/jobs", timeout=10)
+            if status == 200 and len(json.loads(body).get("items", [])) >= args.jobs:
+                break
+            if time.monotonic() - t0 > deadline_s:
+                raise RuntimeError("the jobs were never all registered")
+            time.sleep(0.05)
+        marks["registered"] = time.monotonic() - t0
+        marks["rss_mib"] = rss_mib(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    return marks
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--clusterd", default="build/apps/clusterd/clusterd")
+    p.add_argument("--nodes", type=int, default=10000)
+    p.add_argument("--npus", type=int, default=16)
+    p.add_argument("--jobs", type=int, default=1000)
+    p.add_argument("--pods", type=int, default=4, help="pods per job")
+    p.add_argument("--state-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    p.add_argument("--deadline", type=float, default=600, help="seconds per start")
+    p.add_argument("--keep", action="store_true", help="keep the state directory")
+    args = p.parse_args()
+    if args.jobs * args.pods > args.nodes:
+        p.error("--jobs x --pods must not exceed --nodes (one pod per node)")
+    work = tempfile.mkdtemp(prefix="clusterd-restart-", dir=args.state_parent)
+    state = os.path.join(work, "state")
+    try:
+        t = time.monotonic()
+        populate(state, args.nodes, args.npus, args.jobs, args.pods)
+        files = sum(len(fs) for _, _, fs in os.walk(state))
+        print("%d nodes x %d NPUs, %d jobs x %d pods: %d files written in %.1f s (%s)" % (
+            args.nodes, args.npus, args.jobs, args.pods, files, time.monotonic() - t, work))
+        print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+        for label, code in (("first start", "80E3A201"), ("restart", "8C084E00")):
+            marks = run_once(args, state, label.replace(" ", "-"), code, args.deadline)
+            print("%-12s " % label + "  ".join(
+                "%s %.2f s" % (k, v) if k != "rss_mib" else "RSS %.0f MiB" % v
+                for k, v in marks.items()))
+        print("load average after: %.2f %.2f %.2f" % os.getloadavg())
+    finally:
+        if args.keep:
+            print("state kept in", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
