@@ -13,6 +13,7 @@
 #include "common/metrics.h"
 #include "common/status_util.h"
 #include "diagnosis/file_pingmesh_result_source.h"
+#include "diagnosis/net_topology.h"
 
 namespace clusterd::diagnosis {
 namespace {
@@ -55,6 +56,11 @@ Counter& FaultReports(std::string_view outcome) {
       "clusterd_netfault_public_fault_reports_total",
       "Slow-network public-fault requests by outcome (sent, retry, dropped).",
       {{"outcome", std::string(outcome)}});
+}
+Counter& BadTopology() {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_netfault_bad_topology_total",
+      "A5 topology annotations refused (an NPU's network path, or a super pod's address map).");
 }
 Counter& TopologyWrites(std::string_view outcome) {
   return MetricsRegistry::Default().GetCounter(
@@ -99,17 +105,27 @@ Json PingList(const SuperPodDevice& pod, const SuperPodNodeEntry& server, int64_
     int64_t v = 0;
     return absl::SimpleAtoi(id, &v) ? Json(v) : Json(id);
   };
+  // A5 NPUs with a network path are probed by address, within their plane.
+  auto info = [](const SuperPodNodeEntry& n, const std::string& p) -> const NpuNetInfo* {
+    auto it = n.npu_info.find(p);
+    return it == n.npu_info.end() ? nullptr : &it->second;
+  };
   Json list = Json::array();
   for (const auto& [src_phy, src_sdid] : server.devices) {
+    const NpuNetInfo* src = info(server, src_phy);
     for (const auto& [name, node] : pod.nodes) {
       for (const auto& [dst_phy, dst_sdid] : node.devices) {
-        if (dst_sdid == src_sdid) continue;
+        const NpuNetInfo* dst = info(node, dst_phy);
+        if (src && dst ? src->addr == dst->addr || src->plane != dst->plane
+                       : dst_sdid == src_sdid) {
+          continue;
+        }
         list.push_back(Json{{"srcType", kObjectNpu},
                             {"dstType", kObjectNpu},
                             {"pktSize", packet_size},
                             {"srcCardPhyId", phy(src_phy)},
-                            {"srcAddr", src_sdid},
-                            {"dstAddr", dst_sdid},
+                            {"srcAddr", src ? src->addr : src_sdid},
+                            {"dstAddr", dst ? dst->addr : dst_sdid},
                             {"dstCardPhyId", phy(dst_phy)}});
       }
     }
@@ -311,7 +327,10 @@ absl::Status NetDiagnosisController::ReconcileConfig() {
     started_once_ = true;
     LogInfo(kComponent, "slow-network analysis controller started");
   }
-  if (started_once_) WriteCathelpers();       // netFault=off for every super pod when all off
+  if (started_once_) {
+    WriteCathelpers();  // netFault=off for every super pod when all off
+    WriteRoce();
+  }
   if (on) controller_.Enqueue(kTopologyKey);  // publishes what changed while detection was off
   Reload();
   return absl::OkStatus();
@@ -333,13 +352,43 @@ void NetDiagnosisController::WriteCathelpers() {
   }
 }
 
+void NetDiagnosisController::WriteRoce() {
+  // §7.2: only when the configuration has a roce key and there are A5 super pods.
+  if (!config_ || !config_->count(std::string(kRoceKey))) return;
+  const std::vector<int64_t> ids = RoceSuperPods(topology_);
+  if (ids.empty()) return;
+  const std::string list = RoceListJson(ids);
+  const std::string conf = RenderCathelperConf(CathelperFor(config_->at(std::string(kRoceKey))));
+  if (list + conf == roce_written_) return;
+  const fs::path dir = fs::path(options_.root) / "cluster" / std::string(kRoceDir);
+  absl::Status st = WriteFileAtomic(dir / absl::StrCat(Sv(kRoceDir), ".json"), list);
+  if (st.ok()) st = WriteFileAtomic(dir / kCathelperFile, conf);
+  if (!st.ok()) {
+    TopologyWrites("error").Increment();
+    LogWarn(kComponent, "cannot write the RoCE files", {{"error", st}});
+    return;  // tried again on the next accepted configuration or topology change
+  }
+  roce_written_ = list + conf;
+  LogInfo(kComponent, "RoCE super-pod list written",
+          {{"superPods", static_cast<int64_t>(ids.size())}});
+}
+
 std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
   auto list = store_.List(store::kNodes, store::ListOptions{});
   if (!list.ok()) {
     LogWarn(kComponent, "cannot list nodes", {{"error", list.status()}});
     return clock_.Now() + options_.topology_tick;
   }
-  topology_ = BuildSuperPods(list->items);
+  std::vector<std::string> problems;
+  topology_ = BuildSuperPods(list->items, &problems);
+  if (problems != topology_problems_) {
+    for (const std::string& why : problems) {
+      BadTopology().Increment();
+      LogWarn(kComponent, "A5 network path refused; the NPU is analysed NPU-direct",
+              {{"reason", why}});
+    }
+    topology_problems_ = std::move(problems);
+  }
   // §7.2: published only while detection is on.
   if (!root_ready_ || !DetectionOn()) return std::nullopt;
   if (!topology_published_once_) {
@@ -394,7 +443,10 @@ std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
     p->last_error = std::string(st.message());
     retry = true;
   }
-  if (changed) Reload();
+  if (changed) {
+    if (started_once_) WriteRoce();
+    Reload();
+  }
   if (retry) return clock_.Now() + options_.topology_tick;
   return std::nullopt;
 }
@@ -515,7 +567,15 @@ void NetDiagnosisController::StartDetection(Pod& pod, const CathelperConf& conf)
   pod.detecting = true;
   pod.start = now;
   pod.next_round = now + absl::Seconds(conf.period);
-  pod.detector = std::make_unique<SuperPodNetDetector>(pod.id, conf);
+  absl::StatusOr<NetTopology> paths = NetTopologyOf(topo);
+  if (!paths.ok()) {
+    BadTopology().Increment();
+    pod.last_error = std::string(paths.status().message());
+    LogWarn(kComponent, "A5 topology refused; the super pod is analysed NPU-direct",
+            {{"superPod", pod.id}, {"reason", paths.status()}});
+  }
+  pod.detector =
+      std::make_unique<SuperPodNetDetector>(pod.id, conf, paths.ok() ? *paths : NetTopology{});
   pod.rounds = 0;
   pod.log_entries = 0;
   LogInfo(kComponent, "slow-network detection starts",

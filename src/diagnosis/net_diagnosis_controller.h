@@ -120,6 +120,8 @@ class NetDiagnosisController {
   absl::Status PublishPod(const std::string& id, const SuperPodDevice* pod)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteCathelpers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // super-pod-roce/super-pod-roce.json and its cathelper.conf (§7.2, A5 only).
+  void WriteRoce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Reload() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartDetection(Pod& pod, const CathelperConf& conf) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StopDetection(Pod& pod, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -148,6 +150,10 @@ class NetDiagnosisController {
   // Built from the Nodes on the last topology pass; published content hashes per pod.
   std::map<std::string, SuperPodDevice> topology_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> published_hash_ ABSL_GUARDED_BY(mu_);
+  // The A5 path refusals of the last topology pass (logged and counted when they change).
+  std::vector<std::string> topology_problems_ ABSL_GUARDED_BY(mu_);
+  // What the RoCE files hold (list + cathelper.conf), to skip unchanged rewrites.
+  std::string roce_written_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<Pod>> pods_ ABSL_GUARDED_BY(mu_);
   AlarmSuppression suppression_ ABSL_GUARDED_BY(mu_);
   std::deque<PendingReport> reports_ ABSL_GUARDED_BY(mu_);

@@ -11,6 +11,7 @@
 #include "common/canonical_json.h"
 #include "common/check_code.h"
 #include "common/json_util.h"
+#include "diagnosis/net_topology.h"
 
 namespace clusterd::diagnosis {
 namespace {
@@ -138,6 +139,35 @@ absl::StatusOr<SuperPodTopology> ParseSuperPodTopology(std::string_view text,
       base.node_name = StringOr(node, "NodeName", it.key());
       base.server_id = StringOr(node, "ServerID", "");
       base.rack_id = StringOr(node, "RackID", "");
+      if (node.contains("NpuInfoMap")) {
+        auto bad = [&](std::string_view why) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(Sv(what), ": node ", it.key(), " NpuInfoMap: ", Sv(why)));
+        };
+        const Json& infos = node["NpuInfoMap"];
+        if (!infos.is_object()) return bad("not an object");
+        for (auto n = infos.begin(); n != infos.end(); ++n) {
+          const Json& e = n.value();
+          if (!e.is_object()) return bad(absl::StrCat(n.key(), " is not an object"));
+          std::string f[4];
+          const char* keys[4] = {"Addr", "NetPlaneId", "L1", "L2"};
+          for (int k = 0; k < 4; ++k) {
+            if (!e.contains(keys[k])) continue;
+            if (!e[keys[k]].is_string()) {
+              return bad(absl::StrCat(n.key(), ": ", keys[k], " is not a string"));
+            }
+            f[k] = e[keys[k]].get<std::string>();
+          }
+          if (f[0].empty() || f[1].empty()) {
+            return bad(absl::StrCat(n.key(), ": Addr and NetPlaneId are required"));
+          }
+          if (!f[3].empty() && f[2].empty()) return bad(absl::StrCat(n.key(), ": L2 without L1"));
+          if (base.rack_id.empty()) return bad("a network path on a node without RackID");
+          if (!t.paths.emplace(f[0], NpuNetPath{f[1], base.rack_id, f[2], f[3]}).second) {
+            return bad(absl::StrCat(n.key(), ": address ", f[0], " appears twice"));
+          }
+        }
+      }
       if (!node.contains("DeviceMap") || !node["DeviceMap"].is_object()) continue;
       for (auto d = node["DeviceMap"].begin(); d != node["DeviceMap"].end(); ++d) {
         if (!d.value().is_string()) continue;
@@ -265,7 +295,8 @@ std::vector<PingRow> PingWindow::Baseline() const {
 }
 
 std::vector<FaultyPath> FindFaultyPaths(const std::vector<PingRow>& current,
-                                        const std::vector<PingRow>& baseline) {
+                                        const std::vector<PingRow>& baseline,
+                                        std::vector<FaultyPath>* evaluated) {
   struct Values {
     std::vector<double> loss, delay;
   };
@@ -308,6 +339,7 @@ std::vector<FaultyPath> FindFaultyPaths(const std::vector<PingRow>& current,
     p.delay_indicator = MeanStd(cur[key].delay).mean;
     p.loss = p.loss_indicator >= bl.mean + 3 * std::max(bl.std, 1.0);
     p.delay = p.delay_indicator >= bd.mean + 3 * std::max(bd.std, 1.0);
+    if (evaluated) evaluated->push_back(p);
     if (p.loss || p.delay) out.push_back(p);
   }
   return out;
@@ -321,10 +353,34 @@ Json NetAlarm::ToJson() const {
               {"level", level},          {"faultType", fault_type}};
 }
 
-namespace {
+NetAlarm AlarmOver(const std::vector<const FaultyPath*>& contributing, bool loss) {
+  NetAlarm a;
+  a.task_id = contributing.front()->task_id;
+  double sum_loss = 0, sum_delay = 0;
+  a.min_loss = a.min_delay = INFINITY;
+  a.max_loss = a.max_delay = -INFINITY;
+  for (const FaultyPath* p : contributing) {
+    a.timestamp = std::max(a.timestamp, p->newest);
+    a.min_loss = std::min(a.min_loss, p->min_loss);
+    a.max_loss = std::max(a.max_loss, p->max_loss);
+    a.min_delay = std::min(a.min_delay, p->min_delay);
+    a.max_delay = std::max(a.max_delay, p->max_delay);
+    sum_loss += p->loss_indicator;
+    sum_delay += p->delay_indicator;
+  }
+  const double n = static_cast<double>(contributing.size());
+  a.avg_loss = Round3(sum_loss / n);
+  a.avg_delay = Round3(sum_delay / n);
+  a.min_loss = Round3(a.min_loss);
+  a.max_loss = Round3(a.max_loss);
+  a.min_delay = Round3(a.min_delay);
+  a.max_delay = Round3(a.max_delay);
+  a.fault_type = !loss ? 0 : (a.avg_loss >= 80 ? 2 : 1);
+  return a;
+}
 
-// Root cause of one kind of fault (loss or delay) over its faulty paths.
-void RootCauseOf(std::vector<const FaultyPath*> paths, bool loss, std::vector<NetAlarm>& out) {
+void NpuDirectRootCause(std::vector<const FaultyPath*> paths, bool loss,
+                        std::vector<NetAlarm>& out) {
   while (!paths.empty()) {
     std::map<std::string, int> count;
     for (const FaultyPath* p : paths) {
@@ -356,38 +412,15 @@ void RootCauseOf(std::vector<const FaultyPath*> paths, bool loss, std::vector<Ne
           p->src_addr == src || p->dst_addr == src || p->src_addr == dst || p->dst_addr == dst;
       (hit ? contributing : rest).push_back(p);
     }
-    NetAlarm a;
-    a.task_id = contributing.front()->task_id;
+    NetAlarm a = AlarmOver(contributing, loss);
     a.src_id = src;
     a.dst_id = dst;
     a.src_type = a.dst_type = kObjectNpu;
     a.level = level;
-    double sum_loss = 0, sum_delay = 0;
-    a.min_loss = a.min_delay = INFINITY;
-    a.max_loss = a.max_delay = -INFINITY;
-    for (const FaultyPath* p : contributing) {
-      a.timestamp = std::max(a.timestamp, p->newest);
-      a.min_loss = std::min(a.min_loss, p->min_loss);
-      a.max_loss = std::max(a.max_loss, p->max_loss);
-      a.min_delay = std::min(a.min_delay, p->min_delay);
-      a.max_delay = std::max(a.max_delay, p->max_delay);
-      sum_loss += p->loss_indicator;
-      sum_delay += p->delay_indicator;
-    }
-    const double n = static_cast<double>(contributing.size());
-    a.avg_loss = Round3(sum_loss / n);
-    a.avg_delay = Round3(sum_delay / n);
-    a.min_loss = Round3(a.min_loss);
-    a.max_loss = Round3(a.max_loss);
-    a.min_delay = Round3(a.min_delay);
-    a.max_delay = Round3(a.max_delay);
-    a.fault_type = !loss ? 0 : (a.avg_loss >= 80 ? 2 : 1);
     out.push_back(std::move(a));
     paths = std::move(rest);
   }
 }
-
-}  // namespace
 
 std::vector<NetAlarm> RootCause(const std::vector<FaultyPath>& faulty) {
   std::vector<const FaultyPath*> loss, delay;
@@ -396,8 +429,8 @@ std::vector<NetAlarm> RootCause(const std::vector<FaultyPath>& faulty) {
     if (p.delay) delay.push_back(&p);
   }
   std::vector<NetAlarm> out;
-  RootCauseOf(loss, true, out);
-  RootCauseOf(delay, false, out);
+  NpuDirectRootCause(loss, true, out);
+  NpuDirectRootCause(delay, false, out);
   return out;
 }
 
@@ -471,7 +504,11 @@ std::vector<NetAlarm> SuperPodNetDetector::Round(const std::vector<PingRow>& row
   window_.Add(rows);
   if (!window_.Advance()) return {};
   ++rounds_;
-  std::vector<NetAlarm> alarms = RootCause(FindFaultyPaths(window_.Current(), window_.Baseline()));
+  std::vector<FaultyPath> evaluated;
+  std::vector<FaultyPath> faulty =
+      FindFaultyPaths(window_.Current(), window_.Baseline(), &evaluated);
+  std::vector<NetAlarm> alarms =
+      topology_.empty() ? RootCause(faulty) : TopologyRootCause(faulty, evaluated, topology_);
   return suppression.Filter(alarms, now, conf_.suppressed_period);
 }
 

@@ -50,6 +50,18 @@ CathelperConf CathelperFor(const std::optional<PingmeshEntry>& entry);
 std::string RenderCathelperConf(const CathelperConf& conf);
 absl::StatusOr<CathelperConf> ParseCathelperConf(std::string_view text);
 
+// The topology path of one NPU on A5 (§7.4 step 2: NPU -> rack -> L1 -> L2, in one network
+// plane). `l1` / `l2` may be empty (a layer the super pod does not have); `l2` needs `l1`.
+struct NpuNetPath {
+  std::string plane;
+  std::string rack;
+  std::string l1;
+  std::string l2;
+  bool operator==(const NpuNetPath&) const = default;
+};
+// By probe address (the srcAddr / dstAddr of the ping rows).
+using NetTopology = std::map<std::string, NpuNetPath>;
+
 // §7.2 super-pod-<id>.json.
 struct NpuLocation {
   std::string node_name;
@@ -61,7 +73,11 @@ struct SuperPodTopology {
   std::string version;
   std::string super_pod_id;
   std::map<std::string, NpuLocation> npu_by_sdid;
+  NetTopology paths;  // A5: from each node's RackID and NpuInfoMap
 };
+// A malformed NpuInfoMap (not an object, an entry without Addr or NetPlaneId, a non-string
+// field, L2 without L1, a path on a node without RackID, an address twice) refuses the file:
+// the error names `what` and the reason.
 absl::StatusOr<SuperPodTopology> ParseSuperPodTopology(std::string_view text,
                                                        std::string_view what);
 
@@ -128,11 +144,19 @@ struct FaultyPath {
   double min_loss = 0, max_loss = 0, min_delay = 0, max_delay = 0;  // over the current rows
   int64_t newest = 0;
 };
+// `evaluated` (optional) receives every path with a baseline, faulty or not: the topology
+// attribution needs the healthy paths through an element too.
 std::vector<FaultyPath> FindFaultyPaths(const std::vector<PingRow>& current,
-                                        const std::vector<PingRow>& baseline);
+                                        const std::vector<PingRow>& baseline,
+                                        std::vector<FaultyPath>* evaluated = nullptr);
 
 // §7.4 steps 5-6: object types and the alarm.
 inline constexpr int64_t kObjectNpu = 0;
+inline constexpr int64_t kObjectRackPlane = 3;
+inline constexpr int64_t kObjectL1Plane = 5;
+inline constexpr int64_t kObjectL2Plane = 6;
+inline constexpr int64_t kObjectSuperPod = 7;
+
 struct NetAlarm {
   std::string task_id;
   int64_t timestamp = 0;
@@ -151,6 +175,13 @@ struct NetAlarm {
 // Root cause over NPU-direct paths: the most frequent address(es) first; ties broken by
 // ascending address (the original's order is hash-map order).
 std::vector<NetAlarm> RootCause(const std::vector<FaultyPath>& faulty);
+// The alarm over `contributing` (non-empty) for one kind of fault: taskId of the first, the
+// newest timestamp, min / max / avg loss and delay (3 decimals), faultType. Ids, types and
+// level are the caller's.
+NetAlarm AlarmOver(const std::vector<const FaultyPath*>& contributing, bool loss);
+// The NPU-direct root cause of one kind of fault, appended to `out`.
+void NpuDirectRootCause(std::vector<const FaultyPath*> paths, bool loss,
+                        std::vector<NetAlarm>& out);
 
 // §7.4 step 7: one table shared by all super pods.
 class AlarmSuppression {
@@ -172,8 +203,13 @@ PublicFaultReport NetFaultReport(const std::vector<NetAlarm>& alarms, absl::Time
 // One super pod's detection: the window, and one round every `period`.
 class SuperPodNetDetector {
  public:
-  SuperPodNetDetector(std::string super_pod_id, const CathelperConf& conf)
-      : id_(std::move(super_pod_id)), conf_(conf), window_(absl::Seconds(conf.period)) {}
+  // `topology`: the A5 path of each probe address (net_topology.h); empty: NPU-direct only.
+  SuperPodNetDetector(std::string super_pod_id, const CathelperConf& conf,
+                      NetTopology topology = {})
+      : id_(std::move(super_pod_id)),
+        conf_(conf),
+        topology_(std::move(topology)),
+        window_(absl::Seconds(conf.period)) {}
   // Feeds this round's rows and analyses; empty until the window is full.
   std::vector<NetAlarm> Round(const std::vector<PingRow>& rows, absl::Time now,
                               AlarmSuppression& suppression);
@@ -182,6 +218,7 @@ class SuperPodNetDetector {
  private:
   std::string id_;
   CathelperConf conf_;
+  NetTopology topology_;
   PingWindow window_;
   int64_t rounds_ = 0;
 };

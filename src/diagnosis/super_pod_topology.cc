@@ -1,5 +1,10 @@
 #include "diagnosis/super_pod_topology.h"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -31,6 +36,16 @@ Json PodJson(const SuperPodDevice& pod, bool with_rack) {
     for (const auto& [phy, sdid] : n.devices) devices[phy] = sdid;
     Json entry = Json{{"NodeName", n.node_name}, {"ServerID", n.server_id}, {"DeviceMap", devices}};
     if (with_rack && !n.rack_id.empty()) entry["RackID"] = n.rack_id;
+    if (with_rack && !n.npu_info.empty()) {
+      Json infos = Json::object();
+      for (const auto& [phy, info] : n.npu_info) {
+        Json i = Json{{"Addr", info.addr}, {"NetPlaneId", info.plane}};
+        if (!info.l1.empty()) i["L1"] = info.l1;
+        if (!info.l2.empty()) i["L2"] = info.l2;
+        infos[phy] = std::move(i);
+      }
+      entry["NpuInfoMap"] = std::move(infos);
+    }
     nodes[name] = entry;
   }
   Json j =
@@ -39,9 +54,33 @@ Json PodJson(const SuperPodDevice& pod, bool with_rack) {
   return j;
 }
 
+// An A5 device's address and path; nullopt when it has none (no IP or no plane).
+absl::StatusOr<std::optional<NpuNetInfo>> NpuNetInfoOf(const Json& info, bool has_rack) {
+  NpuNetInfo out;
+  for (auto [key, field] : {std::pair{"IP", &out.addr}, std::pair{"NetPlaneId", &out.plane},
+                            std::pair{"L1", &out.l1}, std::pair{"L2", &out.l2}}) {
+    if (!info.contains(key)) continue;
+    if (!info[key].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(key, " is not a string"));
+    }
+    *field = info[key].get<std::string>();
+  }
+  if (out.plane.empty()) {
+    if (!out.l1.empty() || !out.l2.empty()) {
+      return absl::InvalidArgumentError("L1 / L2 without NetPlaneId");
+    }
+    return std::optional<NpuNetInfo>();
+  }
+  if (out.addr.empty()) return absl::InvalidArgumentError("NetPlaneId without IP");
+  if (!out.l2.empty() && out.l1.empty()) return absl::InvalidArgumentError("L2 without L1");
+  if (!has_rack) return absl::InvalidArgumentError("a network path on a node without rackID");
+  return std::optional<NpuNetInfo>(std::move(out));
+}
+
 }  // namespace
 
-std::map<std::string, SuperPodDevice> BuildSuperPods(const std::vector<store::Object>& nodes) {
+std::map<std::string, SuperPodDevice> BuildSuperPods(const std::vector<store::Object>& nodes,
+                                                     std::vector<std::string>* problems) {
   std::map<std::string, SuperPodDevice> out;
   for (const store::Object& node : nodes) {
     int64_t pod_id = -1;
@@ -70,7 +109,18 @@ std::map<std::string, SuperPodDevice> BuildSuperPods(const std::vector<store::Ob
             !info["SuperDeviceID"].is_number_integer()) {
           continue;
         }
-        entry.devices[key.substr(dash + 1)] = std::to_string(info["SuperDeviceID"].get<uint64_t>());
+        const std::string phy = key.substr(dash + 1);
+        entry.devices[phy] = std::to_string(info["SuperDeviceID"].get<uint64_t>());
+        if (!a5) continue;
+        auto net = NpuNetInfoOf(info, !entry.rack_id.empty());
+        if (!net.ok()) {
+          if (problems) {
+            problems->push_back(absl::StrCat("node ", entry.node_name, " baseDeviceInfos ", key,
+                                             ": ", net.status().message()));
+          }
+          continue;
+        }
+        if (*net) entry.npu_info[phy] = **net;
       }
     }
     pod.nodes[entry.node_name] = std::move(entry);
@@ -96,6 +146,26 @@ store::Object SuperPodConfigMap(const SuperPodDevice& pod) {
 
 std::string SuperPodContentHash(const SuperPodDevice& pod) {
   return Sha256Hex(SuperPodFileJson(pod));
+}
+
+}  // namespace clusterd::diagnosis
+
+namespace clusterd::diagnosis {
+
+std::vector<int64_t> RoceSuperPods(const std::map<std::string, SuperPodDevice>& pods) {
+  std::vector<int64_t> out;
+  for (const auto& [id, pod] : pods) {
+    int64_t n = 0;
+    if (pod.accelerator_type == "950-SuperPod-Atlas-8" && absl::SimpleAtoi(id, &n)) {
+      out.push_back(n);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string RoceListJson(const std::vector<int64_t>& ids) {
+  return Json{{"superPodList", ids}}.dump(4);
 }
 
 }  // namespace clusterd::diagnosis

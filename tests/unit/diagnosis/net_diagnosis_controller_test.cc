@@ -487,5 +487,114 @@ TEST_F(NetDiagnosisControllerTest, WatchesDriveTheWorker) {
   EXPECT_EQ(devices[1].find("node-b"), std::string::npos);
 }
 
+namespace a5 {
+
+// An A5 node of super pod 5: rack `rack`, its two NPUs at 10.0.<rack>.<phy> in plane "0", under
+// L1 switch a (racks 0, 1) or b (racks 2, 3) and L2 switch x.
+store::Object A5Node(int rack, const std::string& bad_l2 = "") {
+  Json infos = Json::object();
+  for (int p = 0; p < 2; ++p) {
+    Json info = {{"IP", absl::StrCat("10.0.", rack, ".", p)},
+                 {"SuperDeviceID", p},
+                 {"NetPlaneId", "0"},
+                 {"L1", rack < 2 ? "a" : "b"},
+                 {"L2", "x"}};
+    if (!bad_l2.empty() && p == 1) {
+      info.erase("L1");
+      info["L2"] = bad_l2;
+    }
+    infos[absl::StrCat("Ascend910-", p)] = info;
+  }
+  return store::Object{{"apiVersion", "v1"},
+                       {"kind", "Node"},
+                       {"metadata",
+                        {{"name", absl::StrCat("a5-", rack)},
+                         {"labels", {{"accelerator-type", "950-SuperPod-Atlas-8"}}},
+                         {"annotations",
+                          {{"superPodID", "5"},
+                           {"serverType", "npu"},
+                           {"serverIndex", std::to_string(rack)},
+                           {"rackID", std::to_string(rack)},
+                           {"baseDeviceInfos", infos.dump()}}}}}};
+}
+
+}  // namespace a5
+
+TEST_F(NetDiagnosisControllerTest, A5SlowL1LinkIsTheLinkAndRoceFilesAreWritten) {
+  for (int rack = 0; rack < 4; ++rack) ASSERT_TRUE(store_->Create("nodes", a5::A5Node(rack)).ok());
+  SetConfig({{"global", R"({"activate":"on","task_interval":1})"},
+             {"roce", R"({"activate":"on","task_interval":2})"}});
+  MakeController(root_);
+  Resync();
+  const fs::path dir = root_ / "cluster" / "super-pod-5";
+  // The topology file carries the paths; the ping lists probe by address.
+  const std::string file = ReadAll(dir / "super-pod-5.json");
+  EXPECT_NE(file.find("\"NpuInfoMap\""), std::string::npos) << file;
+  EXPECT_TRUE(ParseSuperPodTopology(file, "f").ok());
+  EXPECT_EQ(ParseSuperPodTopology(file, "f")->paths.at("10.0.3.1"),
+            (NpuNetPath{"0", "3", "b", "x"}));
+  const std::string list = ReadAll(dir / "ping_list_0.json");
+  EXPECT_NE(list.find("\"srcAddr\": \"10.0.0.0\""), std::string::npos) << list;
+  // The RoCE files (§7.2).
+  const fs::path roce = root_ / "cluster" / "super-pod-roce";
+  EXPECT_EQ(ReadAll(roce / "super-pod-roce.json"),
+            "{\n    \"superPodList\": [\n        5\n    ]\n}");
+  EXPECT_NE(ReadAll(roce / "cathelper.conf").find("period=20\nnetFault=on\n"), std::string::npos);
+
+  std::vector<std::string> npus;
+  for (int r = 0; r < 4; ++r) {
+    for (int p = 0; p < 2; ++p) npus.push_back(absl::StrCat("10.0.", r, ".", p));
+  }
+  auto period = [&](bool slow) {
+    clock_.Advance(absl::Seconds(10));
+    const int64_t ts = absl::ToUnixMillis(clock_.Now() - absl::Seconds(5));
+    const fs::path path = dir / "ping_result_0.csv";
+    const bool fresh = !fs::exists(path);
+    std::ofstream out(path, std::ios::app);
+    if (fresh) out << kCsvHeader;
+    for (const std::string& s : npus) {
+      for (const std::string& d : npus) {
+        if (s == d) continue;
+        // Rack 0's L1 link: every path leaving rack 0 is slow.
+        const bool cross = (s[5] == '0') != (d[5] == '0');
+        const int delay = slow && cross ? 60000 : 9000;
+        out << "0,0," << s << ",0," << d << "," << delay << "," << delay << "," << delay
+            << ",0,0,0," << ts << "\n";
+      }
+    }
+    out.close();
+    controller_->controller().RunUntilIdleForTest();
+  };
+  for (int i = 0; i < 10; ++i) period(false);
+  for (int i = 0; i < 3 && sink_.reports.empty(); ++i) period(true);
+  ASSERT_EQ(sink_.reports.size(), 1u);
+  ASSERT_EQ(sink_.reports[0].faults.size(), 1u);
+  const PublicFault& f = sink_.reports[0].faults[0];
+  EXPECT_EQ(f.fault_code, "200001012");
+  EXPECT_EQ(f.fault_location.at("SrcType"), "3");
+  EXPECT_EQ(f.fault_location.at("SrcID"), "0/rack-0");
+  EXPECT_EQ(f.fault_location.at("DstType"), "5");
+  EXPECT_EQ(f.fault_location.at("DstID"), "0/L1-a");
+}
+
+TEST_F(NetDiagnosisControllerTest, MalformedA5PathIsRefusedAndCounted) {
+  Counter& bad = MetricsRegistry::Default().GetCounter(
+      "clusterd_netfault_bad_topology_total",
+      "A5 topology annotations refused (an NPU's network path, or a super pod's address map).");
+  const uint64_t before = bad.Value();
+  ASSERT_TRUE(store_->Create("nodes", a5::A5Node(0, "x")).ok());
+  SetConfig({{"global", R"({"activate":"on","task_interval":1})"}});
+  MakeController(root_);
+  Resync();
+  EXPECT_EQ(bad.Value(), before + 1);
+  const std::string file = ReadAll(root_ / "cluster" / "super-pod-5" / "super-pod-5.json");
+  auto topo = ParseSuperPodTopology(file, "f");
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_EQ(topo->paths.count("10.0.0.0"), 1u);
+  EXPECT_EQ(topo->paths.count("10.0.0.1"), 0u);  // L2 without L1: NPU-direct
+  // No roce key: no RoCE files.
+  EXPECT_FALSE(fs::exists(root_ / "cluster" / "super-pod-roce"));
+}
+
 }  // namespace
 }  // namespace clusterd::diagnosis

@@ -56,5 +56,55 @@ TEST(SuperPodTopology, A5NodesCarryRackAndAcceleratorType) {
             std::string::npos);
 }
 
+TEST(SuperPodTopology, A5NetworkPathsAndTheirRefusals) {
+  std::vector<std::string> problems;
+  auto pods = BuildSuperPods(
+      {Node(
+           "n5", "3", "npu", "7",
+           R"({"Ascend910-0":{"IP":"10.0.0.1","SuperDeviceID":0,"NetPlaneId":"p","L1":"a","L2":"x"},)"
+           R"("Ascend910-1":{"IP":"10.0.0.2","SuperDeviceID":1,"NetPlaneId":"p","L2":"x"},)"
+           R"("Ascend910-2":{"IP":"10.0.0.3","SuperDeviceID":2,"NetPlaneId":7},)"
+           R"("Ascend910-3":{"SuperDeviceID":3,"NetPlaneId":"p"},)"
+           R"("Ascend910-4":{"IP":"10.0.0.5","SuperDeviceID":4}})",
+           "950-SuperPod-Atlas-8"),
+       Node("n6", "4", "npu", "1", R"({"Ascend910-0":{"IP":"1","SuperDeviceID":0}})",
+            "850-SuperPod-Atlas-8")},
+      &problems);
+  const SuperPodNodeEntry& n = pods.at("3").nodes.at("n5");
+  EXPECT_EQ(n.devices.size(), 5u);  // every SDID stays
+  ASSERT_EQ(n.npu_info.size(), 1u);
+  EXPECT_EQ(n.npu_info.at("0"), (NpuNetInfo{"10.0.0.1", "p", "a", "x"}));
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_EQ(problems[0], "node n5 baseDeviceInfos Ascend910-1: L2 without L1");
+  EXPECT_EQ(problems[1], "node n5 baseDeviceInfos Ascend910-2: NetPlaneId is not a string");
+  EXPECT_EQ(problems[2], "node n5 baseDeviceInfos Ascend910-3: NetPlaneId without IP");
+  // The file carries the paths and parses back.
+  auto topo = ParseSuperPodTopology(SuperPodFileJson(pods.at("3")), "super-pod-3.json");
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  EXPECT_EQ(topo->paths.at("10.0.0.1"), (NpuNetPath{"p", "r1", "a", "x"}));
+  // RoCE: only the 950 super pods.
+  EXPECT_EQ(RoceSuperPods(pods), (std::vector<int64_t>{3}));
+  EXPECT_EQ(RoceListJson({3, 12}), "{\n    \"superPodList\": [\n        3,\n        12\n    ]\n}");
+}
+
+TEST(SuperPodTopology, MalformedNpuInfoMapRefusesTheFileWithReason) {
+  const std::string head =
+      R"({"Version":"A5","SuperPodID":"3","NodeDeviceMap":{"n5":{"NodeName":"n5","RackID":"1",)";
+  struct Case {
+    std::string map, why;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"("NpuInfoMap":[])", "not an object"},
+           {R"("NpuInfoMap":{"0":{"Addr":"a"}})", "0: Addr and NetPlaneId are required"},
+           {R"("NpuInfoMap":{"0":{"Addr":"a","NetPlaneId":"p","L2":"x"}})", "0: L2 without L1"},
+           {R"("NpuInfoMap":{"0":{"Addr":1,"NetPlaneId":"p"}})", "0: Addr is not a string"},
+           {R"("NpuInfoMap":{"0":{"Addr":"a","NetPlaneId":"p"},"1":{"Addr":"a","NetPlaneId":"p"}})",
+            "1: address a appears twice"}}) {
+    auto t = ParseSuperPodTopology(head + c.map + "}}}", "super-pod-3.json");
+    ASSERT_FALSE(t.ok()) << c.map;
+    EXPECT_EQ(t.status().message(), "super-pod-3.json: node n5 NpuInfoMap: " + c.why);
+  }
+}
+
 }  // namespace
 }  // namespace clusterd::diagnosis
