@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/agent_core.h"
 #include "agent/agent_runner.h"
+#include "agent/event_recorder.h"
 #include "agent/fault_sources.h"
 #include "common/cli_parse.h"
 #include "common/clock.h"
@@ -74,6 +76,12 @@ int main(int argc, char** argv) {
   std::string log_level = "info";
   std::string log_format = "text";
   std::string listen_info_file;
+  const char* pod_env = std::getenv("POD_NAME");
+  const char* pod_ns_env = std::getenv("POD_NAMESPACE");
+  std::string pod_name = pod_env != nullptr ? pod_env : "";
+  std::string pod_namespace =
+      pod_ns_env != nullptr && *pod_ns_env != 0 ? pod_ns_env : "kube-system";
+  bool kube_events = true;
 
   app.add_option("--node", node, "Node name; the ConfigMaps are named after it")->required();
   app.add_option("--store", store_spec,
@@ -154,6 +162,18 @@ int main(int argc, char** argv) {
                  "Once running, write {\"sources\":[...],\"pid\":N} here (the bound address of a "
                  "grpc source with port 0 is in sources)");
 
+  app.add_option("--pod-name", pod_name,
+                 "The agent's pod, named by its Kubernetes Events (involvedObject, "
+                 "reportingInstance, the event names); default $POD_NAME, else npu-agent-<node>");
+  app.add_option("--pod-namespace", pod_namespace,
+                 "Namespace of that pod; default $POD_NAMESPACE, else kube-system (the events "
+                 "themselves always go to kube-system)")
+      ->capture_default_str();
+  app.add_option("--kube-events", kube_events,
+                 "Write Kubernetes Events for NPU faults and escalation releases (at most 10 a "
+                 "minute, as the Ascend Device Plugin)")
+      ->capture_default_str();
+
   if (std::optional<int> rc = clusterd::ParseFlags(app, argc, argv)) return *rc;
 
   if (absl::Status s =
@@ -188,6 +208,8 @@ int main(int argc, char** argv) {
   options.reset_duration_ms = static_cast<int64_t>(reset_duration_s * 1000);
   options.reset_fail_npus.insert(reset_fail_npus.begin(), reset_fail_npus.end());
   options.take_over = take_over;
+  options.pod_name = pod_name.empty() ? "npu-agent-" + node : pod_name;
+  options.pod_namespace = pod_namespace;
   options.files = clusterd::agent::PolicyFiles::InDirectory(data_dir);
   if (!fault_code_file.empty()) options.files.fault_code = fault_code_file;
   if (!switch_fault_code_file.empty()) options.files.switch_fault_code = switch_fault_code_file;
@@ -196,7 +218,13 @@ int main(int argc, char** argv) {
   }
   if (!node_config_file.empty()) options.files.node_configuration = node_config_file;
 
+  clusterd::agent::EventRecorderOptions event_options;
+  event_options.own_prefix = options.pod_name + ".";
+  // The API server expires events itself; the embedded stores keep them until pruned.
+  event_options.prune = !store_spec.starts_with("kube");
+  clusterd::agent::EventRecorder events(event_options, **store, clusterd::Clock::Real());
   clusterd::agent::AgentCore core(options, **store, clusterd::Clock::Real());
+  if (kube_events) core.SetEventRecorder(&events);
   if (absl::Status s = core.Start(); !s.ok()) return Fail(s);
   clusterd::agent::AgentRunner runner(core, **store, node);
 
@@ -210,6 +238,7 @@ int main(int argc, char** argv) {
     clusterd::LogInfo("npu-agent", "fault source attached", {{"source", (*handle)->Describe()}});
     handles.push_back(*std::move(handle));
   }
+  if (kube_events) events.Start();
   if (absl::Status s = runner.Start(); !s.ok()) return Fail(s);
   if (!listen_info_file.empty()) {
     nlohmann::ordered_json info = {{"sources", described}, {"pid", static_cast<int64_t>(getpid())}};
@@ -221,6 +250,7 @@ int main(int argc, char** argv) {
   clusterd::LogInfo("npu-agent", "stopping", {{"signal", strsignal(signal_number)}});
   handles.clear();
   runner.Stop();
+  events.Stop();
   clusterd::LogInfo("npu-agent", "stopped");
   return 0;
 }

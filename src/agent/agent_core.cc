@@ -161,6 +161,7 @@ bool AgentCore::Inject(AgentEvent event) {
   if (auto* e = std::get_if<faults::NpuFaultEvent>(&event)) {
     if (e->alarm_time_ms == 0) e->alarm_time_ms = now;
     accepted = engine_->Submit(*e);
+    if (accepted) RecordFaultEvent(*e, now);
   } else if (auto* s = std::get_if<faults::SwitchFaultInput>(&event)) {
     if (s->alarm_time_ms == 0) s->alarm_time_ms = now;
     accepted = options_.profile.family == faults::ChipFamily::kA3 && options_.switch_faults &&
@@ -180,6 +181,39 @@ bool AgentCore::Inject(AgentEvent event) {
   }
   events_pending_ = true;
   return true;
+}
+
+void AgentCore::RecordFaultEvent(const faults::NpuFaultEvent& event, int64_t now_ms) {
+  if (events_ == nullptr) return;
+  const bool network = faults::IsNetworkCode(event.code);
+  if (network && !options_.profile.has_network()) return;  // the engine drops it too
+  const faults::FaultPolicy& policy = engine_->policy();
+  NpuFaultReport report;
+  // Physical ids 0..N-1 are enumerated in order, so the logic id equals the physical id. An A3
+  // card carries two dies; the other chips one NPU per card.
+  report.logic_id = event.npu;
+  const bool two_dies = options_.profile.family == faults::ChipFamily::kA3;
+  report.card_id = two_dies ? event.npu / 2 : event.npu;
+  report.device_id = two_dies ? event.npu % 2 : 0;
+  report.by_logic_id = options_.profile.family == faults::ChipFamily::kA5;
+  report.assertion = event.assertion;
+  report.fault_code = policy.UpperHex(event.code);
+  report.level = network ? policy.codes.NetworkCodeLevel(event.code)
+                         : policy.codes.ChipCodeLevel(event.code, event.severity);
+  report.alarm_time_ms = event.alarm_time_ms;
+  events_->Record(FaultEventObject(Reporter(), report, now_ms));
+}
+
+void AgentCore::RecordReleaseEvent(const std::vector<faults::ReleasedReason>& released,
+                                   int64_t now_ms) {
+  if (events_ == nullptr || released.empty()) return;
+  model::UpgradeFaultReasons reasons;
+  for (const faults::ReleasedReason& r : released) reasons[r.npu_name].push_back(r.reason);
+  events_->Record(ReleaseEventObject(Reporter(), reasons, now_ms));
+}
+
+EventReporter AgentCore::Reporter() const {
+  return {options_.pod_name, options_.pod_namespace, options_.node, options_.zone};
 }
 
 void AgentCore::ObserveDeviceInfo(std::optional<ConfigMapData> data) {
@@ -372,6 +406,7 @@ void AgentCore::WriteDeviceInfo(const faults::DeviceInfoContent& content,
              {"upgrade_type", r.reason.upgrade_type},
              {"upgrade_time", r.reason.upgrade_time}});
   }
+  RecordReleaseEvent(unreported_releases_, now_ms);
   unreported_releases_.clear();
 }
 

@@ -13,8 +13,10 @@
 #include "agent/agent_event.h"
 #include "agent/config_map_io.h"
 #include "agent/config_map_owner.h"
+#include "agent/event_recorder.h"
 #include "agent/event_schedule.h"
 #include "agent/grace_controller.h"
+#include "agent/kube_event.h"
 #include "agent/policy_loader.h"
 #include "common/clock.h"
 #include "faults/chip_profile.h"
@@ -41,6 +43,9 @@ struct AgentOptions {
   // cluster the Ascend Device Plugin and NodeD own them).
   bool take_over = false;
   absl::TimeZone zone = absl::LocalTimeZone();  // of node-info updateTime
+  // The pod the Kubernetes Events name as involvedObject and reportingInstance.
+  std::string pod_name;
+  std::string pod_namespace = "kube-system";
 };
 
 // The npu-agent's decisions and side effects, single-threaded and driven by Step(): it pops
@@ -58,6 +63,9 @@ class AgentCore {
   absl::Status Start();
 
   void AddSchedule(std::unique_ptr<EventSchedule> schedule);
+  // Where the Kubernetes Events for faults and escalation releases go; none without it. The
+  // recorder only queues, so events never delay a ConfigMap write.
+  void SetEventRecorder(EventRecorder* recorder) { events_ = recorder; }
   // An event from a source; an alarm time of 0 becomes now. False when the engine rejects it
   // (unknown NPU, malformed switch code).
   bool Inject(AgentEvent event);
@@ -86,6 +94,9 @@ class AgentCore {
                        const std::vector<faults::ReleasedReason>& released, int64_t now_ms);
   void WriteNodeInfo(int64_t now_ms);
   void ReportNotes(const std::vector<PolicyNote>& notes);
+  void RecordFaultEvent(const faults::NpuFaultEvent& event, int64_t now_ms);
+  void RecordReleaseEvent(const std::vector<faults::ReleasedReason>& released, int64_t now_ms);
+  EventReporter Reporter() const;
   // Logs (once per ConfigMap until a write succeeds) and counts a refused write or delete.
   void NoteRefusal(std::string_view configmap, const std::string& name, const std::string& writer);
   void NoteWritten(const std::string& name, const GuardedWrite& write);
@@ -103,6 +114,7 @@ class AgentCore {
   std::shared_ptr<const faults::NodeFaultCatalog> node_catalog_;
   std::unique_ptr<GraceController> grace_;
   std::vector<std::unique_ptr<EventSchedule>> schedules_;
+  EventRecorder* events_ = nullptr;
 
   bool events_pending_ = false;
   bool fault_config_dirty_ = false;

@@ -47,4 +47,17 @@ Counter& AgentMetrics::Releases(std::string_view type) {
                                                {{"type", std::string(type)}});
 }
 
+Counter& AgentMetrics::KubeEvents(std::string_view result) {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_npu_agent_kube_events_total",
+      "Kubernetes Events for NPU faults and escalation releases, by result.",
+      {{"result", std::string(result)}});
+}
+
+Counter& AgentMetrics::KubeEventsPruned() {
+  return MetricsRegistry::Default().GetCounter(
+      "clusterd_npu_agent_kube_events_pruned_total",
+      "Own Kubernetes Events deleted from an embedded store (beyond the count or age limit).");
+}
+
 }  // namespace clusterd::agent

@@ -16,6 +16,9 @@ struct AgentMetrics {
   static Counter& Refusals(std::string_view configmap);
   static Counter& Cycles();
   static Counter& Releases(std::string_view type);
+  // Kubernetes Event writes: written|patched|failed|dropped.
+  static Counter& KubeEvents(std::string_view result);
+  static Counter& KubeEventsPruned();
 };
 
 }  // namespace clusterd::agent

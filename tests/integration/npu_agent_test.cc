@@ -348,6 +348,86 @@ TEST(NpuAgent, LeavesTheDevicePluginsConfigMapUntouched) {
   EXPECT_EQ(taker.Stop(), 0);
 }
 
+// The events of `dir`/state/events/kube-system once there are `count` (real time).
+std::vector<ordered_json> WaitForEvents(const TempDir& dir, size_t count,
+                                        absl::Duration timeout = absl::Seconds(15)) {
+  const std::string events = dir.path() + "/state/events/kube-system";
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<ordered_json> found;
+  while (absl::Now() < deadline) {
+    found.clear();
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(events, ec)) {
+      ordered_json e = ordered_json::parse(ReadFile(entry.path()), nullptr, false);
+      if (!e.is_discarded()) found.push_back(std::move(e));
+    }
+    if (found.size() >= count) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "expected " << count << " events, found " << found.size();
+  return found;
+}
+
+TEST(NpuAgent, FaultBecomesAKubernetesEvent) {
+  TempDir dir;
+  const std::string script = WriteScript(
+      dir, R"({"at_ms": 100, "kind": "chip", "npu": 3, "code": "80E01801", "assertion": "occur"}
+)");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script, "--pod-name", "agent-pod-1",
+                           "--pod-namespace", "mindx-dl"});
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""), "80E01801");
+  });
+  const std::vector<ordered_json> events = WaitForEvents(dir, 1);
+  ASSERT_EQ(events.size(), 1u);
+  const ordered_json& e = events[0];
+  EXPECT_TRUE(std::regex_match(e["metadata"]["name"].get<std::string>(),
+                               std::regex(R"(agent-pod-1\.\d{13}3)")))
+      << e["metadata"]["name"];
+  EXPECT_EQ(e["metadata"]["namespace"], "kube-system");
+  EXPECT_EQ(e["involvedObject"]["name"], "agent-pod-1");
+  EXPECT_EQ(e["involvedObject"]["namespace"], "mindx-dl");
+  EXPECT_EQ(e["type"], "Warning");
+  EXPECT_EQ(e["reason"], "Occur");
+  EXPECT_EQ(e["action"], "RestartBusiness");
+  EXPECT_EQ(e["reportingComponent"], "device-plugin");
+  EXPECT_EQ(e["reportingInstance"], "agent-pod-1");
+  EXPECT_TRUE(absl::StartsWith(e["message"].get<std::string>(),
+                               "device fault, nodeName:node-1, assertion:Occur, cardID:3, "
+                               "deviceID:0, faultCodes:80E01801, faultLevelName:RestartBusiness, "
+                               "alarmRaisedTime:"))
+      << e["message"];
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+TEST(NpuAgent, AFailingEventWriteDoesNotHoldUpTheDeviceInfoWrite) {
+  TempDir dir;
+  // The dir store refuses to write through a symbolic link, so every event write fails.
+  std::filesystem::create_directories(dir.path() + "/state/events");
+  std::filesystem::create_directories(dir.path() + "/elsewhere");
+  std::filesystem::create_directory_symlink(dir.path() + "/elsewhere",
+                                            dir.path() + "/state/events/kube-system");
+  const std::string script = WriteScript(
+      dir, R"({"at_ms": 100, "kind": "chip", "npu": 3, "code": "80E01801", "assertion": "occur"}
+{"at_ms": 100, "kind": "chip", "npu": 4, "code": "80E01801", "assertion": "occur"}
+)");
+  AgentProcess agent(dir, {"--fault-source", "script:" + script});
+  WaitForDeviceInfo(dir, [](const ordered_json& d) {
+    return absl::StrContains(d.value("DeviceInfoCfg", ""),
+                             R"("huawei.com/Ascend910-Unhealthy":"Ascend910-3,Ascend910-4")");
+  });
+  EXPECT_EQ(agent.Stop(), 0);
+  const std::string log = agent.Log();
+  // Two failures, one log line (at most one a minute).
+  size_t lines = 0;
+  for (size_t at = log.find("kubernetes event write failed"); at != std::string::npos;
+       at = log.find("kubernetes event write failed", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << log;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() + "/elsewhere"));
+}
+
 TEST(NpuAgent, FlagsHelpAndVersion) {
   CommandResult help = RunCommand(std::string(NPU_AGENT_BIN) + " --help");
   EXPECT_EQ(help.exit_code, 0);
