@@ -155,6 +155,13 @@ class FaultCentre {
   // Business-plane reports from the recovery controller (recovery-protocol.md §8.2, §8.3).
   void ReportBusinessRetry(const std::string& job_id, int64_t rank, int type);
   void ReportRetryComplete(const std::string& job_id, int64_t rank);
+  // The recovery controller's pods that must exit (recovery-protocol.md §9.8): the faults their
+  // NPUs carry now are no longer retry faults. For 60 s (as a business report) the Retry stage
+  // stops hiding them, their business retry reports stop counting, RecoverInPlace stops hiding
+  // the pods' faults, and the job's ranks for them are not step retry. A job the centre does not
+  // know, a pod rank the job does not have, or a pod with no fault and no retry report is refused
+  // (logged and counted as kind `not-retryable`) and changes nothing; the other ranks still count.
+  void ReportNotRetryable(const std::string& job_id, const std::vector<int64_t>& pod_ranks);
   // Nodes of a running stress test (§7.3 step 6).
   void SetStressTestNodes(std::set<std::string> nodes);
 
@@ -230,6 +237,12 @@ class FaultCentre {
   DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record, int64_t now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   JobNodeView ViewOf(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job's business retry reports that still count: those made after the NPU was last
+  // reported not retryable.
+  RetryBook LiveRetryBook(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When the NPU `id` of `node` was last reported not retryable for the job, if it was.
+  std::optional<int64_t> NotRetryableSince(const std::string& job_id, const std::string& node,
+                                           int64_t id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool NodeReady(const NodeState* ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -291,6 +304,9 @@ class FaultCentre {
   std::string configuration_note_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::map<std::pair<std::string, int64_t>, RetryReport>> retry_
       ABSL_GUARDED_BY(mu_);  // job -> (node, physical id) -> report
+  // job -> (node, physical id) -> when its pod was reported not retryable; forgotten after 60 s.
+  std::map<std::string, std::map<std::pair<std::string, int64_t>, int64_t>> not_retryable_
+      ABSL_GUARDED_BY(mu_);
   std::set<std::string> stress_nodes_ ABSL_GUARDED_BY(mu_);
   // Custom-filter policies with the MindIE implicit rule added (§7.3 step 2), by job.
   std::map<std::string, FaultJobPolicy> mindie_policies_ ABSL_GUARDED_BY(mu_);

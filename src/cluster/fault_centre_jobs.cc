@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cluster/fault_centre.h"
+#include "cluster/fault_centre_rejects.h"
 #include "common/log.h"
 
 namespace clusterd::cluster {
@@ -30,9 +32,8 @@ std::optional<int64_t> FaultCentre::HandleJob(const std::string& job_id,
     relation = RunRelationFault(*job, relation_config_, view, st.relation, now);
   }
   for (const PodLabelPatch& p : relation.patches) patches->push_back(p);
-  RetryBook book;
-  if (auto r = retry_.find(job_id); r != retry_.end()) book = r->second;
-  JobFaultRankResult result = ComputeJobFaultRanks(*job, view, relation, book, now);
+  JobFaultRankResult result =
+      ComputeJobFaultRanks(*job, view, relation, LiveRetryBook(job_id), now);
   std::optional<int64_t> due = result.next_due_ms;
   if (relation.next_due_ms.has_value() && (!due.has_value() || *relation.next_due_ms < *due)) {
     due = relation.next_due_ms;
@@ -96,6 +97,7 @@ void FaultCentre::SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
     gone->push_back(id);
     jobs_.erase(id);
     retry_.erase(id);
+    not_retryable_.erase(id);
     mindie_policies_.erase(id);
     for (const std::string& n : index_.NodesOf(job)) nodes_to_redo.insert(n);
   }
@@ -175,6 +177,79 @@ void FaultCentre::ReportRetryComplete(const std::string& job_id, int64_t rank) {
       }
     }
   }
+}
+
+RetryBook FaultCentre::LiveRetryBook(const std::string& job_id) const {
+  RetryBook book;
+  auto reports = retry_.find(job_id);
+  if (reports == retry_.end()) return book;
+  for (const auto& [npu, report] : reports->second) {
+    const std::optional<int64_t> mark = NotRetryableSince(job_id, npu.first, npu.second);
+    if (!mark.has_value() || report.report_ms > *mark) book.emplace(npu, report);
+  }
+  return book;
+}
+
+std::optional<int64_t> FaultCentre::NotRetryableSince(const std::string& job_id,
+                                                      const std::string& node, int64_t id) const {
+  auto job = not_retryable_.find(job_id);
+  if (job == not_retryable_.end()) return std::nullopt;
+  auto it = job->second.find({node, id});
+  if (it == job->second.end()) return std::nullopt;
+  return it->second;
+}
+
+void FaultCentre::ReportNotRetryable(const std::string& job_id,
+                                     const std::vector<int64_t>& pod_ranks) {
+  constexpr std::string_view kKind = "not-retryable";
+  absl::MutexLock lock(&mu_);
+  const FaultJob* job = index_.Job(job_id);
+  if (job == nullptr) {
+    RejectFaultInput(kKind, "unknown_job",
+                     absl::StrCat("not-retryable report for job ", job_id,
+                                  " refused: the fault centre does not know the job"));
+    return;
+  }
+  const int64_t now = NowMs();
+  std::vector<int64_t> marked;
+  for (int64_t pod_rank : pod_ranks) {
+    const FaultJobPod* pod = nullptr;
+    for (const FaultJobPod& p : job->pods) {
+      if (p.rank == pod_rank) pod = &p;
+    }
+    if (pod == nullptr) {
+      RejectFaultInput(kKind, "unknown_rank",
+                       absl::StrCat("not-retryable report for job ", job_id, " pod rank ", pod_rank,
+                                    " refused: the job has no pod of that rank"));
+      continue;
+    }
+    // Something to mark: a device fault on one of the pod's NPUs, or a business retry report.
+    bool has_fault = false;
+    auto ns = nodes_.find(pod->node);
+    auto reports = retry_.find(job_id);
+    for (int64_t id : pod->npus) {
+      if (reports != retry_.end() && reports->second.count({pod->node, id}) != 0) has_fault = true;
+      if (ns == nodes_.end() || !ns->second.device_original.has_value()) continue;
+      const DeviceRecord& record = *ns->second.device_original;
+      const std::string name = record.NpuName(id);
+      for (const NpuFault& f : record.faults) {
+        if (f.npu_name == name) has_fault = true;
+      }
+    }
+    if (pod->node.empty() || !has_fault) {
+      RejectFaultInput(kKind, "no_fault",
+                       absl::StrCat("not-retryable report for job ", job_id, " pod rank ", pod_rank,
+                                    " refused: the pod has no NPU fault to mark"));
+      continue;
+    }
+    for (int64_t id : pod->npus) not_retryable_[job_id][{pod->node, id}] = now;
+    controller_.Enqueue(FaultCentreKey::Device(pod->node));
+    marked.push_back(pod_rank);
+  }
+  if (marked.empty()) return;
+  controller_.Enqueue(FaultCentreKey::Job(job_id));
+  LogInfo(kComponent, "pods reported not retryable",
+          {{"job", job_id}, {"pods", absl::StrJoin(marked, ",")}});
 }
 
 void FaultCentre::SetStressTestNodes(std::set<std::string> nodes) {

@@ -138,9 +138,13 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
     }
     if (policy.retry) {
       in.retry.retry_npus.insert(npu);
+      const std::optional<int64_t> mark = NotRetryableSince(job->job_id, node, id);
+      if (mark.has_value()) in.retry.not_retryable_ms[npu] = *mark;
       if (auto jr = retry_.find(job->job_id); jr != retry_.end()) {
         if (auto r = jr->second.find({node, id}); r != jr->second.end()) {
-          in.retry.reports[npu] = r->second;
+          // A report made before the pod was reported not retryable no longer counts for the
+          // retry window; UceAccompany still correlates its AIC/AIV faults with it.
+          if (!mark.has_value() || r->second.report_ms > *mark) in.retry.reports[npu] = r->second;
           if (r->second.type == 0) in.business_uce_ms[npu] = r->second.report_ms;
         }
       }
@@ -151,6 +155,19 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
       rip.pod_rank = *use.pod_rank;
       rip.pod_uid = use.pod_uid;
       rip.allow_sub_health = policy.sub_healthy_strategy == "ignore";
+      // Reported not retryable after one of the pod's faults on this node arrived: the business
+      // plane wants them reported (the same verdict for every NPU of the pod).
+      for (const FaultJobPod& p : job->pods) {
+        if (p.uid != use.pod_uid || p.node != node) continue;
+        for (int64_t pid : p.npus) {
+          const std::optional<int64_t> mark = NotRetryableSince(job->job_id, node, pid);
+          if (!mark.has_value()) continue;
+          const std::string name = record.NpuName(pid);
+          for (const NpuFault& f : record.faults) {
+            if (f.npu_name == name && f.received_ms <= *mark) rip.report_requested = true;
+          }
+        }
+      }
       for (const FaultJobPod& p : job->pods) {
         if (p.rank != 0 || p.uid == use.pod_uid || p.node.empty()) continue;
         auto n0 = nodes_.find(p.node);
@@ -170,11 +187,18 @@ std::optional<int64_t> FaultCentre::ProcessDevice(const std::string& node, NodeS
                                                   std::vector<std::string>* jobs) {
   if (!ns.device_original.has_value()) return std::nullopt;
   const int64_t now = NowMs();
-  // Forget business reports older than 60 s (recovery-protocol.md §8.3).
+  // Forget business reports, and not-retryable reports, older than 60 s (recovery-protocol.md
+  // §8.3, §9.8).
   for (auto& [job, reports] : retry_) {
     for (auto it = reports.begin(); it != reports.end();) {
       it = now - it->second.report_ms > kRetryReportForgetMs ? reports.erase(it) : std::next(it);
     }
+  }
+  for (auto job = not_retryable_.begin(); job != not_retryable_.end();) {
+    for (auto it = job->second.begin(); it != job->second.end();) {
+      it = now - it->second > kRetryReportForgetMs ? job->second.erase(it) : std::next(it);
+    }
+    job = job->second.empty() ? not_retryable_.erase(job) : std::next(job);
   }
   DeviceCycleInput input = DeviceInputFor(node, *ns.device_original, now);
   DeviceCycleOutput out = RunDeviceCycle(*ns.device_original, ns.device_state, input);

@@ -8,8 +8,9 @@
 
 namespace clusterd::cluster {
 
-// kind: device-info, node-info, public-fault, manual-separation-config, ...; reason: checkcode,
-// malformed, oversized, too_many_records, invalid_entry, rate_limited, invalid, cache_full.
+// kind: device-info, node-info, public-fault, manual-separation-config, not-retryable; reason:
+// checkcode, malformed, oversized, too_many_records, invalid_entry, rate_limited, invalid,
+// cache_full, unknown_job, unknown_rank, no_fault.
 Counter& FaultCentreRejected(std::string_view kind, std::string_view reason);
 // Counts the refusal and logs `message` with its kind and reason.
 void RejectFaultInput(std::string_view kind, std::string_view reason, std::string_view message);

@@ -187,8 +187,12 @@ StageResult ApplyRetry(DeviceRecord& record, const RetryInput& input, int64_t no
       continue;
     }
     auto r = input.reports.find(f.npu_name);
+    auto mark = input.not_retryable_ms.find(f.npu_name);
+    const bool not_retryable =
+        mark != input.not_retryable_ms.end() && f.received_ms <= mark->second;
     int64_t due = 0;
-    if (RetryPlausible(EffectiveTime(f), r == input.reports.end() ? nullptr : &r->second, now_ms,
+    if (!not_retryable &&
+        RetryPlausible(EffectiveTime(f), r == input.reports.end() ? nullptr : &r->second, now_ms,
                        &due)) {
       if (due != 0) result.Due(due);
       DeleteFaultAt(record, i);

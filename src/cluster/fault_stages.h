@@ -97,10 +97,14 @@ struct RetryInput {
   std::set<std::string> retry_npus;             // NPUs used by jobs with retry
   std::map<std::string, RetryReport> reports;   // NPU -> latest report
   std::optional<int64_t> switch_link_down_ms;   // receive time of the node's L2 link-down
+  // NPU -> when the recovery controller reported its pod not retryable (recovery-protocol.md
+  // §9.8); the faults received at or before that time are no longer retry faults.
+  std::map<std::string, int64_t> not_retryable_ms;
 };
-// UCE / HCCL-retry faults on retry NPUs are deleted while retry is plausible; an HCCL fault past
-// that is upgraded to RestartBusiness unless a link-down is present, in which case the link-down
-// faults are reported in `force_added` (the RelationFault stage takes them in every cycle).
+// UCE / HCCL-retry faults on retry NPUs are deleted while retry is plausible (never when the NPU
+// was reported not retryable after the fault arrived); an HCCL fault past that is upgraded to
+// RestartBusiness unless a link-down is present, in which case the link-down faults are reported
+// in `force_added` (the RelationFault stage takes them in every cycle).
 StageResult ApplyRetry(DeviceRecord& record, const RetryInput& input, int64_t now_ms,
                        std::vector<NpuFault>* force_added);
 // Whether a UCE/HCCL fault at `fault_time_ms` is still within the retry window (§7.3 step 4).
@@ -114,7 +118,9 @@ struct RecoverInPlaceNpu {
   int64_t pod_rank = 0;
   std::string pod_uid;
   bool allow_sub_health = false;   // subHealthyStrategy == ignore
-  bool report_requested = false;   // the business plane asked to report the faults
+  // The business plane asked to report the faults: the pod was reported not retryable after one
+  // of its faults arrived (recovery-protocol.md §9.8).
+  bool report_requested = false;
   bool rank0_eligible = true;      // pod rank 0 satisfies the same condition
   bool operator==(const RecoverInPlaceNpu&) const = default;
 };

@@ -69,9 +69,7 @@ class RecoveryBridge::FaultPort final : public recovery::FaultCentrePort {
   }
   void ReportNotRetryable(const std::string& job_id,
                           const std::vector<int64_t>& pod_ranks) override {
-    // The fault centre has no per-pod "not retryable" input yet: the faults of these pods stay
-    // as published; the controller already makes the pods exit.
-    LogInfo(kComponent, "pods not retryable", {{"job", job_id}, {"pods", pod_ranks.size()}});
+    if (centre_ != nullptr) centre_->ReportNotRetryable(job_id, pod_ranks);
   }
   void IgnoreStressTestFaults(const std::string& job_id, const std::vector<std::string>& nodes,
                               bool ignore) override {

@@ -728,5 +728,43 @@ TEST_F(RecoveryPathsE2eTest, HotSwitchMigratesASubHealthyPodToItsBackup) {
   EXPECT_EQ(driver_->strategies_run(), std::vector<std::string>{"migration"});
 }
 
+// §9.8: a job restarting in place whose agent can then only dump: every fault pod must exit and
+// is reported to the fault centre as not retryable, so the RestartBusiness fault RecoverInPlace
+// hid until then is published in cluster-info with its own level.
+TEST_F(RecoveryPathsE2eTest, PodsReportedNotRetryableHaveTheirFaultPublished) {
+  AgentBehaviour behaviour;
+  behaviour.supported_strategies = {"dump", "exit"};
+  BEGIN_OR_SKIP("recover-in-place,recover,dump", behaviour, {.ready_nodes = true});
+  AwaitSubscribed();
+  // A RestartBusiness chip fault on node-b's NPU 3 (rank 11, pod 1): restartable in place.
+  cluster::testing::NodeSpec spec;
+  spec.node = "node-b";
+  spec.faults = {cluster::testing::ChipFault("Ascend910-3", "RestartBusiness",
+                                             {{"80E18005", absl::ToUnixMillis(absl::Now())}})};
+  spec.unhealthy = {"Ascend910-3"};
+  WriteObject("configmaps", cluster::testing::DeviceInfoConfigMap(spec));
+  auto device_info = [&] {
+    auto cm = Get("/api/v1/namespaces/mindx-dl/configmaps/cluster-info-device-0");
+    return cm.has_value() ? (*cm)["data"].dump() : std::string();
+  };
+  // The fault reaches the controller (pre-exit of pod 1), hidden from cluster-info meanwhile.
+  ASSERT_TRUE(Next(OfType("preExitProcess")).has_value());
+  EXPECT_EQ(device_info().find("80E18005"), std::string::npos) << device_info();
+  // The cycle: stop, global fault, the in-place wait, then dump (the only strategy left).
+  ASSERT_TRUE(Next(OfType("stopTrain")).has_value());
+  ASSERT_TRUE(Next(OfType("globalFault")).has_value());
+  ASSERT_TRUE(Next([](const ::ProcessManageSignal& s) {
+                return s.signaltype() == "saveAndExit" || s.signaltype() == "changeStrategy";
+              }).has_value());
+  EXPECT_TRUE(Eventually([&] { return device_info().find("80E18005") != std::string::npos; }))
+      << device_info();
+  EXPECT_NE(device_info().find("RestartBusiness"), std::string::npos);
+  // Published because of the report, not because the fault grew too old to restart in place.
+  std::ifstream log(LogPath(1));
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("pods reported not retryable"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace clusterd

@@ -516,6 +516,106 @@ TEST_F(FaultCentreRetryJobTest, PaddedUceGoesThroughRetryAndAccompanyLikeAnUnpad
   ExpectUceRetryAndAccompany("80E01801      ,  80C98009    ");
 }
 
+// recovery-protocol.md §9.8: the controller reports the pods that must exit as not retryable.
+TEST_F(FaultCentreRetryJobTest, NotRetryablePodsFaultIsPublishedAtOnceWithItsLevel) {
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b", "Ascend910-3", "RestartBusiness")));
+  centre_->controller().RunUntilIdleForTest();
+  centre_->FlushWrites();
+  // The UCE of rank 11 (pod rank 1) is hidden behind the retry window.
+  EXPECT_TRUE(sink_.got.empty());
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0").find("80E01801"), std::string::npos);
+  // The business plane reports the step retry: a step-retry rank.
+  Advance(absl::Seconds(2));
+  centre_->ReportBusinessRetry(cluster::testing::kJobUid, 11, 0);
+  centre_->controller().RunUntilIdleForTest();
+  ASSERT_EQ(sink_.got.size(), 1u);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[0].ranks[0].FaultType(), "0");
+  // The controller gives up on retry for pod 1: at once, on the same clock, the device fault is
+  // published with its own level and time, and the job's rank is no longer a step retry.
+  centre_->ReportNotRetryable(cluster::testing::kJobUid, {1});
+  centre_->controller().RunUntilIdleForTest();
+  ASSERT_EQ(sink_.got.size(), 2u);
+  ASSERT_EQ(sink_.got[1].ranks.size(), 1u);
+  const FaultRankEntry& r = sink_.got[1].ranks[0];
+  EXPECT_EQ(r.rank_id, 11);
+  EXPECT_EQ(r.pod_rank, 1);
+  EXPECT_EQ(r.code, "80E01801");
+  EXPECT_EQ(r.level, "RestartBusiness");
+  EXPECT_EQ(r.fault_time_ms, kStart - 1000);
+  EXPECT_FALSE(r.do_step_retry);
+  EXPECT_EQ(r.FaultType(), "1");
+  EXPECT_EQ(sink_.got[1].health, "UnHealthy");
+  centre_->FlushWrites();
+  const std::string info = ClusterInfo("cluster-info-device-0");
+  EXPECT_NE(info.find("80E01801"), std::string::npos);
+  EXPECT_NE(info.find("RestartBusiness"), std::string::npos);
+  // The mark holds past the report's windows and is forgotten after 60 s; by then the fault is
+  // too old for a retry anyway, so nothing changes.
+  Advance(absl::Seconds(31));
+  Advance(absl::Seconds(30));
+  EXPECT_EQ(sink_.got.size(), 2u);
+  // A new business report after the mark counts again (a new retry, §8.3).
+  centre_->ReportBusinessRetry(cluster::testing::kJobUid, 11, 0);
+  centre_->controller().RunUntilIdleForTest();
+  ASSERT_EQ(sink_.got.size(), 3u);
+  ASSERT_EQ(sink_.got[2].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[2].ranks[0].FaultType(), "0");
+}
+
+TEST_F(FaultCentreRetryJobTest, NotRetryableForAnUnknownOrForeignRankIsRefusedAndChangesNothing) {
+  using namespace cluster::testing;
+  // Another retry job, one pod (rank 0) on node-c, with a UCE of its own.
+  PodGroupSpec pg;
+  pg.name = "other-pg";
+  pg.uid = "pg-uid-2";
+  pg.owner_uid = "other-job-uid";
+  pg.owner_name = "other";
+  pg.min_member = 1;
+  pg.annotations = annotations_;
+  pg.labels.insert(pg.labels.end(), labels_.begin(), labels_.end());
+  Put("podgroups", PodGroupObject(pg));
+  PodSpec pod;
+  pod.name = "other-master-0";
+  pod.uid = "other-pod-uid";
+  pod.node = "node-c";
+  pod.host_ip = "192.168.0.13";
+  pod.owner_uid = "other-job-uid";
+  pod.owner_name = "other";
+  Put("pods", PodObject(pod));
+  registry_->controller().RunUntilIdleForTest();
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b", "Ascend910-3", "RestartBusiness")));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-c", "Ascend910-3", "RestartBusiness")));
+  centre_->controller().RunUntilIdleForTest();
+  centre_->FlushWrites();
+  ASSERT_TRUE(sink_.got.empty());
+  const std::string before0 = ClusterInfo("cluster-info-device-0");
+  ASSERT_EQ(before0.find("80E01801"), std::string::npos);
+  const uint64_t unknown_job = Rejected("not-retryable", "unknown_job");
+  const uint64_t unknown_rank = Rejected("not-retryable", "unknown_rank");
+  const uint64_t no_fault = Rejected("not-retryable", "no_fault");
+  // A job the centre does not know; a pod rank the job does not have; the job's pod rank 0 (on
+  // node-a, no fault), which is not the other job's faulty pod rank 0 on node-c.
+  centre_->ReportNotRetryable("no-such-job", {1});
+  centre_->ReportNotRetryable(kJobUid, {7});
+  centre_->ReportNotRetryable(kJobUid, {0});
+  centre_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(Rejected("not-retryable", "unknown_job"), unknown_job + 1);
+  EXPECT_EQ(Rejected("not-retryable", "unknown_rank"), unknown_rank + 1);
+  EXPECT_EQ(Rejected("not-retryable", "no_fault"), no_fault + 1);
+  // Nothing changed: both UCEs are still hidden, and a business report is still a step retry.
+  centre_->FlushWrites();
+  EXPECT_EQ(ClusterInfo("cluster-info-device-0"), before0);
+  EXPECT_TRUE(sink_.got.empty());
+  centre_->ReportBusinessRetry(kJobUid, 11, 0);
+  centre_->controller().RunUntilIdleForTest();
+  ASSERT_EQ(sink_.got.size(), 1u);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[0].ranks[0].FaultType(), "0");
+}
+
 TEST_F(FaultCentreJobTest, NotReadyKubernetesNodeSeparatesItsRanks) {
   Put("nodes", cluster::testing::NodeObject("node-a", "192.168.0.11", "SN-A"));
   Json b = cluster::testing::NodeObject("node-b", "192.168.0.12", "SN-B");

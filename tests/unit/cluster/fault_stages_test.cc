@@ -172,6 +172,32 @@ TEST(RetryStage, BusinessReportKeepsHidingUntilThirtySecondsOrForeverOnceComplet
   EXPECT_TRUE(c.faults.empty());
 }
 
+TEST(RetryStage, FaultsReceivedBeforeANotRetryableReportAreNoLongerHidden) {
+  RetryInput in;
+  in.retry_npus = {"Ascend910-1", "Ascend910-2"};
+  in.not_retryable_ms = {{"Ascend910-1", kNow - 1000}};
+  DeviceRecord r = Record();
+  // Young and with a fresh business report: hidden if it were not for the report.
+  in.reports["Ascend910-1"] = RetryReport{kNow - 2000, 0, std::nullopt};
+  AddFault(r, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 3000, kNow - 3000));
+  // An HCCL retry fault of the same NPU is past retry at once: raised to RestartBusiness.
+  AddFault(r, Fault("Ascend910-1", "8C1F860B", "NotHandleFault", kNow - 3000, kNow - 3000));
+  // Another NPU is not concerned.
+  AddFault(r, Fault("Ascend910-2", "80E01801", "RestartBusiness", kNow - 3000, kNow - 3000));
+  EXPECT_TRUE(ApplyRetry(r, in, kNow, nullptr).changed);
+  ASSERT_EQ(r.faults.size(), 2u);
+  EXPECT_EQ(r.faults[0].npu_name, "Ascend910-1");
+  EXPECT_EQ(r.faults[0].code, "80E01801");
+  EXPECT_EQ(r.faults[0].level, "RestartBusiness");
+  EXPECT_EQ(r.faults[1].code, "8C1F860B");
+  EXPECT_EQ(r.faults[1].level, "RestartBusiness");
+  // A fault received after the report is a retry fault again.
+  DeviceRecord later = Record();
+  AddFault(later, Fault("Ascend910-1", "80E01801", "RestartBusiness", kNow - 500, kNow - 500));
+  ApplyRetry(later, in, kNow, nullptr);
+  EXPECT_TRUE(later.faults.empty());
+}
+
 TEST(RetryStage, ExpiredHcclRetryIsUpgradedToRestartBusinessWithoutLinkDown) {
   RetryInput in;
   in.retry_npus = {"Ascend910-1"};
