@@ -584,7 +584,15 @@ TEST_F(FaultCentreRetryJobTest, NotRetryableForAnUnknownOrForeignRankIsRefusedAn
   pod.owner_uid = "other-job-uid";
   pod.owner_name = "other";
   Put("pods", PodObject(pod));
-  registry_->controller().RunUntilIdleForTest();
+  // The registry's informer delivers the writes on its own thread: pump until it has the job.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  for (;;) {
+    registry_->controller().RunUntilIdleForTest();
+    auto other = registry_->FindJob("other-job-uid");
+    if (other.has_value() && other->previous_servers.size() == 1) break;
+    ASSERT_LT(absl::Now(), deadline) << "the registry never saw the other job";
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b", "Ascend910-3", "RestartBusiness")));
   Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-c", "Ascend910-3", "RestartBusiness")));
