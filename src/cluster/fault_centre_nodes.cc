@@ -156,8 +156,11 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
       rip.pod_uid = use.pod_uid;
       rip.allow_sub_health = policy.sub_healthy_strategy == "ignore";
       // Reported not retryable after one of the pod's faults on this node arrived: the business
-      // plane wants them reported (the same verdict for every NPU of the pod).
-      for (const FaultJobPod& p : job->pods) {
+      // plane wants them reported (the same verdict for every NPU of the pod). Only a job with a
+      // mark pays for the walk over its pods.
+      static const std::vector<FaultJobPod> kNoPods;
+      const bool marked = not_retryable_.contains(job->job_id);
+      for (const FaultJobPod& p : marked ? job->pods : kNoPods) {
         if (p.uid != use.pod_uid || p.node != node) continue;
         for (int64_t pid : p.npus) {
           const std::optional<int64_t> mark = NotRetryableSince(job->job_id, node, pid);
