@@ -246,7 +246,8 @@ int main(int argc, char** argv) {
                  "shipped defaults apply and /readyz says so); re-read within 2 s of a change");
 
   app.add_option("--job-reconcile-rate", brain_options.registry.reconcile_rate,
-                 "Job registry: reconciles per second (the original: 5)")
+                 "Job registry: reconciles that write job summaries, per second (the "
+                 "original: 5); faults map onto a waiting job at once")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--job-reconcile-burst", brain_options.registry.reconcile_burst,
