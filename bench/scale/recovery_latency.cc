@@ -97,9 +97,18 @@ class Subscriber final : public grpc::ClientReadReactor<::ProcessManageSignal> {
     }
     StartRead(&signal_);
   }
-  void OnDone(const grpc::Status&) override {
+  void OnDone(const grpc::Status& status) override {
     absl::MutexLock lock(&mu_);
     done_ = true;
+    end_ = status;
+    ended_at_ = absl::Now();
+  }
+  // How the stream ended, if it has (a stream ends only when the harness cancels it or the
+  // connection breaks).
+  std::optional<std::pair<grpc::Status, absl::Time>> Ended() {
+    absl::MutexLock lock(&mu_);
+    if (!done_) return std::nullopt;
+    return std::make_pair(end_, ended_at_);
   }
   // The first signal after `since`, waiting up to `timeout`.
   std::optional<absl::Time> FirstAfter(absl::Time since, absl::Duration timeout) {
@@ -129,8 +138,34 @@ class Subscriber final : public grpc::ClientReadReactor<::ProcessManageSignal> {
   bool started_ = false;
   absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status end_ ABSL_GUARDED_BY(mu_);
+  absl::Time ended_at_ ABSL_GUARDED_BY(mu_);
   std::vector<absl::Time> arrivals_ ABSL_GUARDED_BY(mu_);
 };
+
+// Streams that have ended (each stays open until the harness cancels it); with `describe`, how
+// they ended, grouped by status.
+int EndedStreams(const std::vector<std::unique_ptr<Subscriber>>& subs, absl::Time since,
+                 bool describe) {
+  std::map<std::string, std::pair<int, double>> by_status;  // count, first end (s)
+  int ended = 0;
+  for (const auto& s : subs) {
+    auto end = s->Ended();
+    if (!end.has_value()) continue;
+    ++ended;
+    auto& [count, first] = by_status[absl::StrCat(end->first.error_code(), " ",
+                                                  end->first.error_message())];
+    const double at = absl::ToDoubleSeconds(end->second - since);
+    first = count++ == 0 ? at : std::min(first, at);
+  }
+  if (describe) {
+    for (const auto& [status, count_first] : by_status) {
+      std::printf("  %d streams ended with [%s], the first %.1f s after subscribing\n",
+                  count_first.first, status.c_str(), count_first.second);
+    }
+  }
+  return ended;
+}
 
 // Jobs clusterd's registry reports as running (GET /api/clusterd/v1/jobs), -1 when unreachable.
 int RunningJobs(const std::string& http_address) {
@@ -264,6 +299,19 @@ int main(int argc, char** argv) {
   app.add_flag("--tls", tls,
                "Talk to clusterd's TLS port (a certificate made with openssl for the run) "
                "instead of plaintext, to measure what TLS costs on the report-to-signal path");
+  int streams_per_connection = 32;
+  app.add_option("--streams-per-connection", streams_per_connection,
+                 "Jobs whose streams share one connection (at most 64, the server's limit)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  bool client_keepalive = false;
+  app.add_flag("--client-keepalive", client_keepalive,
+               "Open the connections as the real clients do: keepalive ping every 3 s, 1 s ack "
+               "timeout, pings without calls, one ping without data (recovery-protocol.md §1.3)");
+  int hold_s = 0;
+  app.add_option("--hold-s", hold_s,
+                 "Keep every stream open this long after subscribing, counting streams that end")
+      ->capture_default_str();
   bool keep_state = false;
   app.add_flag("--keep-state", keep_state,
                "Keep the run's directory (store, clusterd.log) instead of removing it");
@@ -351,11 +399,17 @@ int main(int argc, char** argv) {
   const long rss_before = RssKb(pid);
 
   // Each connection carries at most 64 concurrent streams (the server's limit, as in the
-  // original); real jobs each have their own TaskD connection. Here 32 jobs share one.
+  // original); real jobs each have their own TaskD connection. Here several jobs share one.
   std::vector<std::shared_ptr<grpc::Channel>> channels;
-  for (int i = 0; i < jobs / 32 + 1; ++i) {
+  for (int i = 0; i < (jobs + streams_per_connection - 1) / streams_per_connection; ++i) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", i);  // distinct channels, distinct connections
+    if (client_keepalive) {
+      args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 3000);
+      args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+      args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+      args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 1);
+    }
     channels.push_back(grpc::CreateCustomChannel(grpc_address, credentials, args));
   }
   t = absl::Now();
@@ -369,8 +423,14 @@ int main(int argc, char** argv) {
     }
     subs.push_back(std::move(s));
   }
-  std::printf("%d jobs registered and subscribed in %.1f s\n", jobs,
-              absl::ToDoubleSeconds(absl::Now() - t));
+  std::printf("%d jobs registered and subscribed over %zu connections in %.1f s\n", jobs,
+              channels.size(), absl::ToDoubleSeconds(absl::Now() - t));
+  const absl::Time subscribed_at = absl::Now();
+  for (int waited = 0; waited < hold_s; waited += 10) {
+    absl::SleepFor(absl::Seconds(std::min(10, hold_s - waited)));
+    std::printf("  after %3d s: %d of %d streams ended\n", std::min(waited + 10, hold_s),
+                EndedStreams(subs, subscribed_at, false), jobs);
+  }
   absl::SleepFor(absl::Seconds(3));
   const long rss_after = RssKb(pid);
   std::printf(
@@ -466,6 +526,8 @@ int main(int argc, char** argv) {
   PrintPercentiles("hardware fault (npu-agent) -> device-info in the store", written);
   PrintPercentiles("hardware fault (npu-agent) -> controller has it", known);
   PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
+  const int ended = EndedStreams(subs, subscribed_at, true);
+  std::printf("streams ended before the harness closed them: %d of %d\n", ended, jobs);
   subs.clear();
   scheduler.Stop();
   nodes.Stop();

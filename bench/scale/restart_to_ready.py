@@ -15,7 +15,11 @@ reports, from the moment the process was started:
   registered   /api/clusterd/v1/jobs lists every job (job summaries written; paced by
                --job-reconcile-rate)
 
-and the resident memory of clusterd at the end. One run; no assertion (a benchmark).
+and the resident memory of clusterd at the end. With --faults N, the restart then subscribes
+to the Fault service for N jobs spread over the cluster (Register and SubscribeFaultMsgSignal,
+as an AI platform would) and writes one single-NPU fault at a time into the device-info of a
+node of each, timing the write until the job's stream carries the fault (5 s at most; a fault
+whose signal does not come in time is counted as missed). One run; no assertion (a benchmark).
 
   bench/scale/restart_to_ready.py --clusterd build/apps/clusterd/clusterd --nodes 10000 \\
       --jobs 1000
@@ -24,6 +28,8 @@ import argparse
 import hashlib
 import json
 import os
+import queue
+import threading
 import shutil
 import signal
 import subprocess
@@ -145,7 +151,79 @@ def rss_mib(pid):
     return 0.0
 
 
-def run_once(args, state, label, fault_code, deadline_s):
+def write_fault(state, node, npus, npu, code):
+    path = os.path.join(state, "configmaps", "kube-system", "mindx-dl-deviceinfo-%s.json" % node)
+    cm = device_info(node, npus, "%s-%d" % (CHIP, npu), code, time.time())
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(cm, f)
+    os.rename(tmp, path)
+    return time.monotonic()
+
+
+def fault_signals(args, state, grpc_address, count):
+    """Write `count` faults one after another, each on a node of another job, and time each
+    until its job's Fault-service stream carries it. Returns (latencies in ms, missed)."""
+    sys.path.insert(0, args.pygen)
+    import grpc
+    import fault_pb2
+    import fault_pb2_grpc
+    channel = grpc.insecure_channel(grpc_address)
+    stub = fault_pb2_grpc.FaultStub(channel)
+    jobs = sorted({i * args.jobs // count for i in range(count)})
+    arrivals = {}  # job uid -> queue of (monotonic time, node names in the signal)
+    streams = []
+
+    def read(uid, stream):
+        try:
+            for signal in stream:
+                arrivals[uid].put((time.monotonic(), {n.nodeName for n in signal.nodeFaultInfo}))
+        except grpc.RpcError:
+            pass
+
+    for j in jobs:
+        uid = "job-uid-%05d" % j
+        info = fault_pb2.ClientInfo(jobId=uid, role="platform")
+        answer = stub.Register(info, timeout=10)
+        if answer.code != 0:
+            raise RuntimeError("Fault/Register %s: %d %s" % (uid, answer.code, answer.info))
+        arrivals[uid] = queue.Queue()
+        stream = stub.SubscribeFaultMsgSignal(info)
+        streams.append(stream)
+        threading.Thread(target=read, args=(uid, stream), daemon=True).start()
+    time.sleep(1)  # the subscriptions' first (current-state) signals
+    latencies, missed = [], 0
+    for j in jobs:
+        uid = "job-uid-%05d" % j
+        while not arrivals[uid].empty():
+            arrivals[uid].get_nowait()
+        node = node_name((j * args.pods) % args.nodes)
+        written = write_fault(state, node, args.npus, 5, "80E3A201")
+        deadline = written + 5
+        seen = None
+        while seen is None and time.monotonic() < deadline:
+            try:
+                at, nodes = arrivals[uid].get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if node in nodes:
+                seen = at
+        if seen is None:
+            missed += 1
+        else:
+            latencies.append((seen - written) * 1000)
+    for stream in streams:
+        stream.cancel()
+    channel.close()
+    return latencies, missed
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
+
+
+def run_once(args, state, label, fault_code, deadline_s, faults=0):
     info = os.path.join(state, "..", "listen-%s.json" % label)
     if os.path.exists(info):
         os.remove(info)
@@ -199,6 +277,14 @@ def run_once(args, state, label, fault_code, deadline_s):
                 raise RuntimeError("the jobs were never all registered")
             time.sleep(0.05)
         marks["registered"] = time.monotonic() - t0
+        if faults:
+            with open(info) as f:
+                grpc_address = json.load(f)["grpc"]
+            latencies, missed = fault_signals(args, state, grpc_address, faults)
+            print("  %d faults written one after another: missed %d; write -> Fault-service "
+                  "signal p50 %.1f ms, p99 %.1f ms, max %.1f ms" % (
+                      faults, missed, percentile(latencies, 0.5), percentile(latencies, 0.99),
+                      max(latencies or [float("nan")])))
         marks["rss_mib"] = rss_mib(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -221,6 +307,10 @@ def main():
     p.add_argument("--state-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
     p.add_argument("--deadline", type=float, default=600, help="seconds per start")
     p.add_argument("--keep", action="store_true", help="keep the state directory")
+    p.add_argument("--faults", type=int, default=0,
+                   help="after the restart, time this many faults to their Fault-service signal")
+    p.add_argument("--pygen", default="build/tests/python/gen",
+                   help="directory of the generated Python gRPC stubs (for --faults)")
     args = p.parse_args()
     if args.jobs * args.pods > args.nodes:
         p.error("--jobs x --pods must not exceed --nodes (one pod per node)")
@@ -234,7 +324,8 @@ def main():
             args.nodes, args.npus, args.jobs, args.pods, files, time.monotonic() - t, work))
         print("load average before: %.2f %.2f %.2f" % os.getloadavg())
         for label, code in (("first start", "80E3A201"), ("restart", "8C084E00")):
-            marks = run_once(args, state, label.replace(" ", "-"), code, args.deadline)
+            marks = run_once(args, state, label.replace(" ", "-"), code, args.deadline,
+                             args.faults if label == "restart" else 0)
             print("%-12s " % label + "  ".join(
                 "%s %.2f s" % (k, v) if k != "rss_mib" else "RSS %.0f MiB" % v
                 for k, v in marks.items()))

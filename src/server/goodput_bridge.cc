@@ -17,11 +17,6 @@ constexpr char kComponent[] = "goodput";
 constexpr char kConfigMapName[] = "clusterd-config-cm";
 constexpr char kStateSource[] = "cluster-system/clusterd-goodput";
 constexpr char kPolicySource[] = "cluster-system/clusterd-config-cm";
-constexpr char kGoodputKey[] = "goodput.json";
-constexpr char kOffendersKey[] = "offenders.json";
-constexpr char kEpisodesKey[] = "episodes.json";
-// A ConfigMap holds at most 1 MiB: past this the timelines are left out of the saved state.
-constexpr size_t kMaxSavedBytes = 900 * 1024;
 
 Gauge& UseGauge(cluster::TimeUse use) {
   return MetricsRegistry::Default().GetGauge(
@@ -39,13 +34,6 @@ Gauge& EttrGauge() {
 Gauge& OffendersGauge() {
   return MetricsRegistry::Default().GetGauge("clusterd_repeat_offenders",
                                              "Nodes currently judged repeat offenders.");
-}
-
-Counter& StateCounter(std::string_view op, std::string_view result) {
-  return MetricsRegistry::Default().GetCounter(
-      "clusterd_goodput_state_total",
-      "Reads and writes of the goodput state ConfigMap, by operation and result.",
-      {{"op", std::string(op)}, {"result", std::string(result)}});
 }
 
 Counter& PolicyCounter(std::string_view result) {
@@ -80,6 +68,7 @@ GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options op
     : store_(store),
       clock_(clock),
       options_(options),
+      state_store_(store),
       ledger_(options.ledger),
       offenders_(clock.Now()) {
   // Present from the start, so that a scrape shows the families before any job.
@@ -93,32 +82,32 @@ GoodputBridge::GoodputBridge(store::ObjectStore& store, Clock& clock, Options op
 GoodputBridge::~GoodputBridge() { Stop(); }
 
 absl::Status GoodputBridge::Restore() {
-  absl::StatusOr<store::Object> cm =
-      store_.Get(store::ObjectKey{std::string(store::kConfigMaps), std::string(kGoodputNamespace),
-                                  std::string(kGoodputConfigMap)});
-  if (!cm.ok()) {
-    if (!absl::IsNotFound(cm.status())) {
-      StateCounter("read", "error").Increment();
-      return cm.status();
+  absl::StatusOr<GoodputStateStore::State> saved = state_store_.Load();
+  if (!saved.ok()) {
+    if (!absl::IsNotFound(saved.status())) {
+      GoodputStateCounter("read", "error").Increment();
+      return saved.status();
     }
   } else {
-    const nlohmann::json data = cm->value("data", nlohmann::json::object());
     absl::MutexLock lock(&mu_);
-    for (const char* key : {kGoodputKey, kOffendersKey, kEpisodesKey}) {
-      if (!data.is_object() || !data.contains(key) || !data[key].is_string()) continue;
-      nlohmann::json saved =
-          nlohmann::json::parse(data[key].get<std::string>(), nullptr, /*allow_exceptions=*/false);
-      const std::string_view k = key;
-      absl::Status s = k == kGoodputKey     ? ledger_.Restore(saved)
-                       : k == kOffendersKey ? offenders_.Restore(saved)
-                                            : episodes_.Restore(saved);
+    auto restore = [&](const char* what, absl::Status s) {
       if (!s.ok()) {
-        StateCounter("read", "malformed").Increment();
+        GoodputStateCounter("read", "malformed").Increment();
         LogWarn(kComponent, "saved state refused; starting afresh",
-                {{"configmap", kStateSource}, {"key", key}, {"error", s}});
+                {{"configmap", kStateSource}, {"key", what}, {"error", s}});
       } else {
-        StateCounter("read", "ok").Increment();
+        GoodputStateCounter("read", "ok").Increment();
       }
+    };
+    auto parsed = [](const std::string& text) {
+      return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    };
+    if (!saved->ledger.is_null()) restore("goodput.json", ledger_.Restore(saved->ledger));
+    if (!saved->offenders.empty()) {
+      restore("offenders.json", offenders_.Restore(parsed(saved->offenders)));
+    }
+    if (!saved->episodes.empty()) {
+      restore("episodes.json", episodes_.Restore(parsed(saved->episodes)));
     }
     LogInfo(kComponent, "state restored",
             {{"jobs", ledger_.jobs().size()},
@@ -436,43 +425,24 @@ void GoodputBridge::Tick() {
 }
 
 absl::Status GoodputBridge::Save() {
-  std::string goodput, offenders, episodes;
+  // One save at a time, so that an older snapshot never overwrites a newer one.
+  absl::MutexLock saving(&save_mu_);
+  GoodputStateStore::State state;
   const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&mu_);
     if (!dirty_) return absl::OkStatus();
-    nlohmann::json ledger_state = ledger_.Save(now);
-    goodput = ledger_state.dump();
-    offenders = offenders_.Save().dump();
-    episodes = episodes_.Save().dump();
-    if (goodput.size() + offenders.size() + episodes.size() > kMaxSavedBytes) {
-      for (auto& job : ledger_state["jobs"]) job["timeline"] = nlohmann::json::array();
-      goodput = ledger_state.dump();
-      LogWarn(kComponent, "state too large for one ConfigMap: timelines left out",
-              {{"jobs", ledger_.jobs().size()}});
-    }
+    state.ledger = ledger_.Save(now);
+    state.offenders = offenders_.Save().dump();
+    state.episodes = episodes_.Save().dump();
     dirty_ = false;
     last_save_ = now;
   }
-  store::Object cm = {
-      {"apiVersion", "v1"},
-      {"kind", "ConfigMap"},
-      {"metadata",
-       {{"name", std::string(kGoodputConfigMap)},
-        {"namespace", std::string(kGoodputNamespace)},
-        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
-      {"data", {{kGoodputKey, goodput}, {kOffendersKey, offenders}, {kEpisodesKey, episodes}}}};
-  absl::StatusOr<store::Object> written = store_.Update(store::kConfigMaps, cm);
-  if (!written.ok() && absl::IsNotFound(written.status())) {
-    written = store_.Create(store::kConfigMaps, cm);
-  }
-  if (!written.ok()) {
-    StateCounter("write", "error").Increment();
+  if (absl::Status s = state_store_.Write(state); !s.ok()) {
     absl::MutexLock lock(&mu_);
     dirty_ = true;
-    return written.status();
+    return s;
   }
-  StateCounter("write", "ok").Increment();
   return absl::OkStatus();
 }
 

@@ -4,10 +4,11 @@
 // summaries (status), the fault centre's per-job snapshots (when a fault hit a running job), the
 // recovery cycles (start, strategy, end) and the fault feed (every fault occurrence per node and
 // NPU), and the fault episodes of every job (cluster/fault_episodes.h). Keeps its state in the
-// store (ConfigMap cluster-system/clusterd-goodput, bounded), reads the repeat-offender policy from
-// cluster-system/clusterd-config-cm key repeat-offender-policy.json (off when absent; a refused
-// policy keeps the previous one), carries out the policy's action (cordon or taint) once per
-// verdict, and exports the aggregate metrics.
+// store (ConfigMap cluster-system/clusterd-goodput and its job shards, goodput_state.h), reads
+// the repeat-offender policy from cluster-system/clusterd-config-cm key
+// repeat-offender-policy.json (off when absent; a refused policy keeps the previous one),
+// carries out the policy's action (cordon or taint) once per verdict, and exports the aggregate
+// metrics.
 #include <memory>
 #include <optional>
 #include <set>
@@ -26,6 +27,7 @@
 #include "model/job_summary_signal.h"
 #include "nlohmann/json.hpp"
 #include "recovery/cycle_log.h"
+#include "server/goodput_state.h"
 #include "store/object_store.h"
 
 namespace clusterd::server {
@@ -95,6 +97,9 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   Clock& clock_;
   const Options options_;
 
+  // Taken before mu_ by Save.
+  absl::Mutex save_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  GoodputStateStore state_store_;
   mutable absl::Mutex mu_;
   cluster::GoodputLedger ledger_ ABSL_GUARDED_BY(mu_);
   cluster::RepeatOffenders offenders_ ABSL_GUARDED_BY(mu_);

@@ -252,6 +252,27 @@ void ApplyMergePatch(Object& target, const Object& patch) {
   }
 }
 
+// Kubernetes refuses a ConfigMap whose data and binaryData (keys and values, the latter
+// decoded) add up to more than 1 MiB (1,048,576 bytes). Every backend refuses it too, so that
+// what works on the embedded stores works on a cluster, and a dir store never holds a file it
+// will not read back.
+absl::Status CheckConfigMapSize(const Object& o, const std::string& who) {
+  size_t total = 0;
+  for (std::string_view field : {"data", "binaryData"}) {
+    auto it = o.find(field);
+    if (it == o.end() || !it->is_object()) continue;
+    for (const auto& [key, value] : it->items()) {
+      if (!value.is_string()) continue;
+      const size_t size = value.get_ref<const std::string&>().size();
+      total += key.size() + (field == "data" ? size : size / 4 * 3);
+    }
+  }
+  if (total <= kMaxConfigMapDataBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(Cat(who, ": data too long: ", total,
+                                         " bytes, a ConfigMap holds at most ",
+                                         kMaxConfigMapDataBytes, " bytes"));
+}
+
 absl::Status ValidateObject(std::string_view resource, const Object& o) {
   if (absl::Status s = CheckResource(resource); !s.ok()) return s;
   if (!o.is_object()) {
@@ -306,7 +327,8 @@ absl::Status ValidateObject(std::string_view resource, const Object& o) {
     }
   }
   if (absl::Status s = CheckStringMap(*meta, "labels", who); !s.ok()) return s;
-  return CheckStringMap(*meta, "annotations", who);
+  if (absl::Status s = CheckStringMap(*meta, "annotations", who); !s.ok()) return s;
+  return resource == kConfigMaps ? CheckConfigMapSize(o, who) : absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec) {

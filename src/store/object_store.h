@@ -172,9 +172,11 @@ std::string UidOf(const Object& o);
 ObjectKey KeyOf(std::string_view resource, const Object& o);
 // RFC 7386 JSON merge patch.
 void ApplyMergePatch(Object& target, const Object& patch);
+// Kubernetes' limit on a ConfigMap's data plus binaryData.
+inline constexpr size_t kMaxConfigMapDataBytes = size_t{1} << 20;
 // Validates what every backend requires of an object: metadata.name is a DNS-1123 subdomain,
 // metadata.namespace present exactly for namespaced resources, labels/annotations are string
-// maps.
+// maps, a ConfigMap's data within kMaxConfigMapDataBytes.
 absl::Status ValidateObject(std::string_view resource, const Object& o);
 
 // Creates a store from its command-line spelling: "memory", "dir:PATH", or "kube" (the

@@ -466,6 +466,34 @@ TEST_F(DirStoreTest, ReopeningKeepsObjectsAndTheVersionCounter) {
   EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED c"));
 }
 
+TEST_F(DirStoreTest, AFullConfigMapOfJsonTextIsReadBackAfterARestart) {
+  // Each quote of the value takes two bytes in the file: the file is twice the data.
+  Object cm = ConfigMap("default", "full", {}, {{"a", std::string((size_t{1} << 20) - 1, '"')}});
+  ASSERT_TRUE(store_->Create(kConfigMaps, cm).ok());
+  const uint64_t too_large = BadFiles("too_large");
+  store_.reset();
+  store_ = Open();
+  auto got = store_->Get(CmKey("default", "full"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)["data"]["a"], cm["data"]["a"]);
+  EXPECT_EQ(BadFiles("too_large"), too_large);
+}
+
+TEST_F(DirStoreTest, AnObjectLargerThanAFileMayBeIsRefusedNotWritten) {
+  Object pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", "p"},
+                  {"namespace", "default"},
+                  {"annotations", {{"a", std::string(DirStore::kMaxFileSize, 'x')}}}}}};
+  auto refused = store_->Create(kPods, pod);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("a dir store file holds at most"));
+  EXPECT_EQ(store_->Get({std::string(kPods), "default", "p"}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/pods/default/p.json"));
+}
+
 TEST_F(DirStoreTest, FilesWithoutIdentityAreAdoptedAtStartup) {
   store_.reset();
   WriteExternally(CmPath("default", "seed"), R"({"data": {"k": "v"}})");

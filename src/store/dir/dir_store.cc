@@ -337,6 +337,11 @@ absl::Status DirStore::EnsureDirs(const ObjectKey& key) {
 
 absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, const Object& object) {
   std::string text = Serialize(object);
+  if (text.size() > kMaxFileSize) {
+    return absl::InvalidArgumentError(Cat(key.ToString(), ": ", text.size(),
+                                          " bytes as a file; a dir store file holds at most ",
+                                          kMaxFileSize, " bytes"));
+  }
   std::filesystem::path path(PathOf(key));
   struct stat written {};
   if (absl::Status s = WriteFileAtomically(temp_dir_, path.parent_path().string(),

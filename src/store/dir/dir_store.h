@@ -60,8 +60,9 @@ class DirStore final : public ObjectStore {
   // directory, so that a write shows a watcher one rename instead of a create, a close and two
   // renames.
   static constexpr std::string_view kTempDir = ".tmp";
-  // Larger files are skipped as bad.
-  static constexpr size_t kMaxFileSize = 1 << 20;
+  // Larger files are skipped as bad, and larger objects are not written. Room for a full 1 MiB
+  // ConfigMap whose values are JSON text: each quote in a value takes two bytes in the file.
+  static constexpr size_t kMaxFileSize = 4 << 20;
   static constexpr std::string_view kBadFilesMetric = "clusterd_store_bad_files_total";
   static constexpr std::string_view kTempFilesRemovedMetric =
       "clusterd_store_temp_files_removed_total";

@@ -3,7 +3,10 @@
 // from clusterd-config-cm (a refused one keeps the previous) and its action cordons the node.
 #include "server/goodput_bridge.h"
 
+#include <map>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "gtest/gtest.h"
@@ -192,6 +195,93 @@ TEST_F(GoodputBridgeTest, TheStateSurvivesARestart) {
   // The fault is still active: the feed's backlog repeating it is not a second occurrence.
   again.OnFaultOccurred("node-1", "3", "80E01801", "RestartNPU", clock_.Now());
   EXPECT_EQ(again.Offenders()["items"][0]["faults"], 1);
+}
+
+// Resource versions of the goodput state's ConfigMaps, by name; every one within 1 MiB.
+std::map<std::string, std::string> StateConfigMaps(store::ObjectStore& store) {
+  std::map<std::string, std::string> versions;
+  store::ListOptions in_ns;
+  in_ns.ns = "cluster-system";
+  absl::StatusOr<store::ObjectList> list = store.List(store::kConfigMaps, in_ns);
+  EXPECT_TRUE(list.ok()) << list.status();
+  if (!list.ok()) return versions;
+  for (const store::Object& cm : list->items) {
+    const std::string name = cm["metadata"]["name"];
+    if (!name.starts_with("clusterd-goodput")) continue;
+    size_t bytes = 0;
+    for (const auto& [key, value] : cm["data"].items()) {
+      bytes += key.size() + value.get_ref<const std::string&>().size();
+    }
+    EXPECT_LE(bytes, store::kMaxConfigMapDataBytes) << name;
+    versions[name] = store::ResourceVersionOf(cm);
+  }
+  return versions;
+}
+
+TEST_F(GoodputBridgeTest, TheStateOfManyJobsIsSplitUnderTheConfigMapLimitAndSurvivesARestart) {
+  constexpr int kJobs = 5000;  // about 2 MB of records: more than one ConfigMap holds
+  auto summary = [](int i, std::string status) {
+    model::JobSummarySignal s = Summary(std::move(status));
+    s.job_id = absl::StrCat("uid-", i);
+    s.job_name = absl::StrCat("job-", i);
+    return s;
+  };
+  std::map<std::string, std::string> before;
+  {
+    GoodputBridge bridge(store_, clock_);
+    ASSERT_TRUE(bridge.Restore().ok());
+    for (int i = 0; i < kJobs; ++i) bridge.OnJobSummary(summary(i, "running"));
+    clock_.Advance(absl::Seconds(30));
+    ASSERT_TRUE(bridge.Save().ok());
+    before = StateConfigMaps(store_);
+    EXPECT_GE(before.size(), 4u);  // the main ConfigMap and at least three job shards
+    // One job changes: only the shard that holds it is written again.
+    bridge.OnJobSummary(summary(7, "failed"));
+    ASSERT_TRUE(bridge.Save().ok());
+    std::map<std::string, std::string> after = StateConfigMaps(store_);
+    int rewritten = 0;
+    for (const auto& [name, version] : after) rewritten += before[name] != version ? 1 : 0;
+    EXPECT_EQ(rewritten, 2) << "the job's shard and the main ConfigMap";
+  }
+  GoodputBridge again(store_, clock_);
+  ASSERT_TRUE(again.Restore().ok());
+  EXPECT_EQ(again.GoodputList("")["items"].size(), static_cast<size_t>(kJobs));
+  absl::StatusOr<nlohmann::ordered_json> job = again.GoodputOf("uid-4999", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["trainingSeconds"], 30.0);
+}
+
+TEST_F(GoodputBridgeTest, StateSavedInOneConfigMapBeforeTheSplitStillLoads) {
+  {
+    GoodputBridge bridge(store_, clock_);
+    ASSERT_TRUE(bridge.Restore().ok());
+    bridge.OnJobSummary(Summary("running"));
+    clock_.Advance(absl::Seconds(40));
+    ASSERT_TRUE(bridge.Save().ok());
+  }
+  // Fold the shards back into the main ConfigMap, as clusterd wrote it before the split.
+  store::ListOptions in_ns;
+  in_ns.ns = "cluster-system";
+  nlohmann::json jobs = nlohmann::json::array();
+  absl::StatusOr<store::ObjectList> list = store_.List(store::kConfigMaps, in_ns);
+  ASSERT_TRUE(list.ok()) << list.status();
+  for (const store::Object& cm : list->items) {
+    const std::string name = cm["metadata"]["name"];
+    if (!name.starts_with("clusterd-goodput-jobs-")) continue;
+    const nlohmann::json records = nlohmann::json::parse(cm["data"]["jobs.json"].get<std::string>());
+    for (const auto& [id, record] : records.items()) jobs.push_back(record);
+    ASSERT_TRUE(store_.Delete({std::string(store::kConfigMaps), "cluster-system", name}).ok());
+  }
+  store::Object main =
+      *store_.Get({std::string(store::kConfigMaps), "cluster-system", "clusterd-goodput"});
+  main["data"]["goodput.json"] = nlohmann::json{{"version", 1}, {"jobs", jobs}}.dump();
+  ASSERT_TRUE(store_.Update(store::kConfigMaps, main).ok());
+
+  GoodputBridge again(store_, clock_);
+  ASSERT_TRUE(again.Restore().ok());
+  absl::StatusOr<nlohmann::ordered_json> job = again.GoodputOf("uid-1", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["trainingSeconds"], 40.0);
 }
 
 TEST_F(GoodputBridgeTest, AMalformedSavedStateStartsAfresh) {

@@ -1,0 +1,60 @@
+#pragma once
+
+// Where the goodput bridge keeps its state in the store, and how it is split so that every
+// ConfigMap stays under Kubernetes' 1 MiB limit at any number of jobs.
+//
+// `cluster-system/clusterd-goodput` holds offenders.json, episodes.json (both bounded) and
+// goodput.json: `{"version":1,"jobs":[],"jobShards":N}`. The job records live in
+// `cluster-system/clusterd-goodput-jobs-<i>` (i < N), key jobs.json, a JSON map of job id ->
+// record, placed as the cluster-info shards are (cluster_info_shards.h: stable, 800 KiB each),
+// so a save rewrites only the shards whose jobs changed. State saved before the split (every job
+// in the main ConfigMap's goodput.json, no jobShards) still loads.
+//
+// Shards are written before the main ConfigMap that counts them. A crash between the two can
+// lose the records of jobs that moved to a new shard in that save; they start afresh.
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "cluster/cluster_info_shards.h"
+#include "common/metrics.h"
+#include "nlohmann/json.hpp"
+#include "store/object_store.h"
+
+namespace clusterd::server {
+
+inline constexpr std::string_view kGoodputJobShardPrefix = "clusterd-goodput-jobs-";
+
+// clusterd_goodput_state_total{op=read|write, result}.
+Counter& GoodputStateCounter(std::string_view op, std::string_view result);
+
+class GoodputStateStore {
+ public:
+  struct State {
+    nlohmann::json ledger;  // {"version":1,"jobs":[...]}: GoodputLedger::Save's shape
+    std::string offenders;  // RepeatOffenders::Save, serialised ("" when absent)
+    std::string episodes;   // FaultEpisodes::Save, serialised ("" when absent)
+  };
+
+  explicit GoodputStateStore(
+      store::ObjectStore& store,
+      size_t shard_limit_bytes = cluster::ClusterInfoShards::kDefaultLimitBytes);
+
+  // The saved state; NotFound when none was ever saved. A missing or unreadable job shard is
+  // logged and counted, and its jobs are left out.
+  absl::StatusOr<State> Load();
+  // Writes the shards whose jobs changed since the last Write, then the main ConfigMap. On an
+  // error the next Write rewrites every shard.
+  absl::Status Write(const State& state);
+
+ private:
+  store::ObjectStore& store_;
+  absl::Mutex mu_;  // one Write at a time
+  cluster::ClusterInfoShards shards_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> job_ids_ ABSL_GUARDED_BY(mu_);  // in shards_
+};
+
+}  // namespace clusterd::server
