@@ -245,6 +245,12 @@ int main(int argc, char** argv) {
                  "shipped senders and levels; optional (while it is missing or invalid the "
                  "shipped defaults apply and /readyz says so); re-read within 2 s of a change");
 
+  app.add_option("--max-nodes", brain_options.faults.max_device_records,
+                 "Fault centre: nodes whose device-info it holds at most (a memory bound, about "
+                 "25 KiB per node); device-info of further nodes is refused, counted and named "
+                 "on /readyz (the original: about 16000)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--job-reconcile-rate", brain_options.registry.reconcile_rate,
                  "Job registry: reconciles that write job summaries, per second (the "
                  "original: 5); faults map onto a waiting job at once")

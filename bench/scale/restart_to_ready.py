@@ -168,8 +168,10 @@ def fault_signals(args, state, grpc_address, count):
     import grpc
     import fault_pb2
     import fault_pb2_grpc
-    channel = grpc.insecure_channel(grpc_address)
-    stub = fault_pb2_grpc.FaultStub(channel)
+    # The server takes at most 64 concurrent streams per connection (recovery-protocol.md §1.2):
+    # 32 subscriptions per channel, each channel its own connection.
+    channels = [grpc.insecure_channel(grpc_address, options=[("grpc.channel_id", i)])
+                for i in range((count + 31) // 32)]
     jobs = sorted({i * args.jobs // count for i in range(count)})
     arrivals = {}  # job uid -> queue of (monotonic time, node names in the signal)
     streams = []
@@ -177,12 +179,15 @@ def fault_signals(args, state, grpc_address, count):
     def read(uid, stream):
         try:
             for signal in stream:
-                arrivals[uid].put((time.monotonic(), {n.nodeName for n in signal.nodeFaultInfo}))
+                arrivals[uid].put((time.monotonic(), {
+                    (n.nodeName, d.deviceId, code) for n in signal.nodeFaultInfo
+                    for d in n.faultDevice for code in d.faultCodes}))
         except grpc.RpcError:
             pass
 
-    for j in jobs:
+    for k, j in enumerate(jobs):
         uid = "job-uid-%05d" % j
+        stub = fault_pb2_grpc.FaultStub(channels[k // 32])
         info = fault_pb2.ClientInfo(jobId=uid, role="platform")
         answer = stub.Register(info, timeout=10)
         if answer.code != 0:
@@ -203,10 +208,10 @@ def fault_signals(args, state, grpc_address, count):
         seen = None
         while seen is None and time.monotonic() < deadline:
             try:
-                at, nodes = arrivals[uid].get(timeout=max(0.0, deadline - time.monotonic()))
+                at, faults = arrivals[uid].get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 break
-            if node in nodes:
+            if any(n == node and d == "5" and c.upper() == "80E3A201" for n, d, c in faults):
                 seen = at
         if seen is None:
             missed += 1
@@ -214,7 +219,8 @@ def fault_signals(args, state, grpc_address, count):
             latencies.append((seen - written) * 1000)
     for stream in streams:
         stream.cancel()
-    channel.close()
+    for channel in channels:
+        channel.close()
     return latencies, missed
 
 
@@ -314,6 +320,8 @@ def main():
     args = p.parse_args()
     if args.jobs * args.pods > args.nodes:
         p.error("--jobs x --pods must not exceed --nodes (one pod per node)")
+    if args.state_parent:
+        os.makedirs(args.state_parent, exist_ok=True)
     work = tempfile.mkdtemp(prefix="clusterd-restart-", dir=args.state_parent)
     state = os.path.join(work, "state")
     try:

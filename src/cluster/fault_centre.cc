@@ -42,6 +42,9 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
           MetricsRegistry::LatencyBounds())),
       device_nodes_gauge_(MetricsRegistry::Default().GetGauge("clusterd_fault_centre_device_nodes",
                                                               "Nodes with a device-info record.")),
+      refused_nodes_gauge_(MetricsRegistry::Default().GetGauge(
+          "clusterd_fault_centre_refused_nodes",
+          "Nodes whose device-info the fault centre refused for its record limit (--max-nodes).")),
       controller_({.name = "fault_centre", .thread_name = "fault-centre"}, clock,
                   [this](const FaultCentreKey& key, int) { return Reconcile(key); }) {}
 
@@ -127,8 +130,15 @@ FaultConfigurationView FaultCentre::Configuration() const {
 
 std::vector<std::string> FaultCentre::ConfigurationNotes() const {
   absl::MutexLock lock(&mu_);
-  if (configuration_note_.empty()) return {};
-  return {configuration_note_};
+  std::vector<std::string> notes;
+  if (!configuration_note_.empty()) notes.push_back(configuration_note_);
+  if (!refused_device_nodes_.empty()) {
+    notes.push_back(absl::StrCat(refused_device_nodes_.size(),
+                                 " nodes' device-info refused: the fault centre holds at most ",
+                                 options_.max_device_records, " nodes (--max-nodes), e.g. ",
+                                 *refused_device_nodes_.begin()));
+  }
+  return notes;
 }
 
 // ---- start / stop ----

@@ -104,8 +104,10 @@ class FaultCentre {
     absl::Duration statistic_min_interval = absl::Seconds(1);
     absl::Duration config_poll_period = absl::Seconds(2);
     IntakeLimits intake;
-    // A centre holds at most this many device records; new nodes beyond it are rejected.
-    size_t max_device_records = 16000;
+    // A centre holds at most this many device records (a memory bound: about 25 KiB each);
+    // new nodes beyond it are refused, counted, and named on /readyz. The original holds about
+    // 16,000 (fault-pipeline.md §7.1); clusterd aims at 50,000 nodes on one brain.
+    size_t max_device_records = 65536;
     // Whether a node without a Kubernetes Node object counts as not ready. Default: only once
     // the store has any Node object (the embedded store often has none).
     enum class MissingNode { kAuto, kNotReady, kReady };
@@ -172,7 +174,8 @@ class FaultCentre {
   // Register's check: a job with that id, or a MindIE job with that instance id and app type.
   bool JobKnown(const std::string& job_id, const std::string& role) const;
   bool JobExists(const std::string& job_id) const;
-  // Problems with optional configuration files, one line each (/readyz shows them).
+  // Problems with optional configuration files, and nodes refused for the record limit, one
+  // line each (/readyz shows them).
   std::vector<std::string> ConfigurationNotes() const;
   FaultConfigurationView Configuration() const;
   // Rendered content of a cluster-info ConfigMap as the centre holds it (tests, benchmarks).
@@ -289,6 +292,8 @@ class FaultCentre {
   mutable absl::Mutex mu_;
   std::map<std::string, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
   size_t device_records_ ABSL_GUARDED_BY(mu_) = 0;
+  // Nodes whose device-info was refused for max_device_records (until it is accepted or gone).
+  std::set<std::string> refused_device_nodes_ ABSL_GUARDED_BY(mu_);
   size_t k8s_nodes_ ABSL_GUARDED_BY(mu_) = 0;
   // Serial number -> node; a leaf lock, so that the public-fault desk may ask under its own.
   mutable absl::Mutex sn_mu_ ABSL_ACQUIRED_AFTER(mu_);
@@ -320,6 +325,7 @@ class FaultCentre {
   Counter& snapshots_;
   Histogram& process_seconds_;
   Gauge& device_nodes_gauge_;
+  Gauge& refused_nodes_gauge_;
 
   // Last: its worker calls Reconcile, which uses everything above.
   FaultCentreController controller_;

@@ -37,6 +37,8 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
   if (pending.has_value()) {
     if (*pending == nullptr) {  // deleted
       if (ns.device_original.has_value()) --device_records_;
+      refused_device_nodes_.erase(node);
+      refused_nodes_gauge_.Set(static_cast<double>(refused_device_nodes_.size()));
       if (ns.device_original.has_value()) {
         publisher_.Remove(ClusterInfoPublisher::Kind::kDevice, ns.device_original->cm_name);
       }
@@ -67,8 +69,13 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
       RejectFaultInput(
           "device-info", "too_many_records",
           absl::StrCat("configmap ", intake->device.cm_name, " ignored: the centre holds ",
-                       device_records_, " device records"));
+                       device_records_, " device records (--max-nodes)"));
+      refused_device_nodes_.insert(node);
+      refused_nodes_gauge_.Set(static_cast<double>(refused_device_nodes_.size()));
       return std::nullopt;
+    }
+    if (refused_device_nodes_.erase(node) > 0) {
+      refused_nodes_gauge_.Set(static_cast<double>(refused_device_nodes_.size()));
     }
     CarryReceiveTimes(ns.device_original ? &*ns.device_original : nullptr, intake->device, now);
     if (intake->switch_record.has_value()) {

@@ -14,6 +14,7 @@
 #include "common/json_util.h"
 #include "common/metrics.h"
 #include "fault_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job_test_objects.h"
 #include "store/memory/memory_store.h"
@@ -230,6 +231,34 @@ TEST_F(FaultCentreTest, DeletedDeviceInfoEmptiesItsShardWhichStays) {
   centre_->controller().RunUntilIdleForTest();
   centre_->FlushWrites();
   EXPECT_EQ(ClusterInfo("cluster-info-device-0"), "");
+}
+
+TEST_F(FaultCentreTest, NodesBeyondTheRecordLimitAreRefusedNamedOnReadinessAndLetInWhenRoomIsMade) {
+  FaultCentre::Options o;
+  o.config = Files({.data_dir = CLUSTERD_DATA_DIR});
+  o.max_device_records = 2;
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-1")));
+  Json second = DeviceInfoConfigMap(FaultyNode("node-2"));
+  Put("configmaps", second);
+  Json third = DeviceInfoConfigMap(FaultyNode("node-3"));
+  Put("configmaps", third);
+  ASSERT_TRUE(StartWith(o).ok());
+  EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
+  std::vector<std::string> notes = centre_->ConfigurationNotes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("1 nodes' device-info refused"));
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("at most 2 nodes (--max-nodes), e.g. node-3"));
+  EXPECT_THAT(MetricsRegistry::Default().RenderPrometheus(),
+              ::testing::HasSubstr("clusterd_fault_centre_refused_nodes 1\n"));
+  // Updates of held nodes go on; a node that leaves makes room for the refused one's next write.
+  Remove("configmaps", second);
+  third["data"]["ManuallySeparateNPU"] = "";
+  Put("configmaps", third);
+  centre_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
+  EXPECT_TRUE(centre_->ConfigurationNotes().empty());
+  EXPECT_THAT(MetricsRegistry::Default().RenderPrometheus(),
+              ::testing::HasSubstr("clusterd_fault_centre_refused_nodes 0\n"));
 }
 
 TEST_F(FaultCentreTest, NodeInfoIsPublishedInClusterInfoNodeCm) {
