@@ -228,10 +228,11 @@ class FaultCentre {
   // object. The object is the store's own (shared), not a copy.
   using PendingObject = std::optional<std::shared_ptr<const store::Object>>;
   PendingObject TakePending(const FaultCentreKey& key);
-  // Re-reads the registry (outside mu_) and, when anything changed, swaps the index (under mu_).
+  // Re-reads the registry (outside mu_) and, when anything changed, updates the index (under mu_)
+  // with the jobs that changed and those that are gone.
   void RefreshIndex(std::vector<std::string>* gone);
-  void SwapIndex(FaultJobIndex fresh, std::vector<std::string>* gone)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateIndex(std::vector<FaultJob> changed, const std::vector<std::string>& removed,
+                   std::vector<std::string>* gone) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<int64_t> ProcessDevice(const std::string& node, NodeState& ns,
                                        std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -299,9 +300,9 @@ class FaultCentre {
   mutable absl::Mutex sn_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::map<std::string, std::string> node_by_sn_ ABSL_GUARDED_BY(sn_mu_);
   FaultJobIndex index_ ABSL_GUARDED_BY(mu_);
-  // The registry snapshot the index was built from, kept alive so that an unchanged snapshot
-  // (the same record, PodGroup and pod objects) is recognised by pointer and not rebuilt.
-  std::vector<JobRegistry::FaultSnapshotEntry> index_source_;  // worker only
+  // The registry snapshot the index was built from, kept alive so that an unchanged job (the
+  // same record, PodGroup and pod objects) is recognised by pointer and not built again.
+  std::map<std::string, JobRegistry::FaultSnapshotEntry> index_source_;  // by job id; worker only
   absl::Time last_index_refresh_ = absl::InfinitePast();       // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);

@@ -124,79 +124,151 @@ std::set<std::string> FaultJobIndex::NodesOf(const FaultJob& job) const {
   return nodes;
 }
 
+FaultJob BuildFaultJob(const FaultJobSource& src) {
+  const JobRecord& r = *src.record;
+  FaultJob job;
+  job.job_id = r.job_id;
+  job.ns = r.ns;
+  job.name = r.name;
+  job.multi_instance_job_id = r.multi_instance_job_id;
+  job.app_type = r.app_type;
+  if (src.pod_group != nullptr) {
+    job.pod_group_exists = true;
+    job.policy = PolicyOf(*src.pod_group);
+  }
+  std::map<std::string, std::string> live_pods;  // UID -> node: scheduled, not terminated
+  for (const model::PodInfo* pod : src.pods) {
+    if (pod == nullptr) continue;
+    FaultJobPod p;
+    p.uid = pod->uid;
+    p.ns = pod->ns;
+    p.name = pod->name;
+    p.node = pod->node_name;
+    p.host_ip = pod->host_ip;
+    p.rank = pod->rank_index;
+    if (pod->allocation.has_value()) {
+      for (const model::AllocatedDevice& d : pod->allocation->devices) {
+        int64_t id = 0;
+        if (absl::SimpleAtoi(d.device_id, &id)) p.npus.push_back(id);
+      }
+      if (job.devices_per_pod == 0 && !pod->allocation->devices.empty()) {
+        job.devices_per_pod = static_cast<int64_t>(pod->allocation->devices.size());
+      }
+    }
+    if (p.rank.has_value() && !pod->uid.empty() && !pod->IsBackup()) {
+      job.pod_uid_by_rank.emplace(*p.rank, pod->uid);
+    }
+    const bool terminated =
+        pod->phase == model::kPodPhaseSucceeded || pod->phase == model::kPodPhaseFailed;
+    p.holds_npus = !p.node.empty() && !terminated;
+    if (p.holds_npus) live_pods.emplace(p.uid, p.node);
+    job.pods.push_back(std::move(p));
+  }
+  // A server of the last complete rank table is the job's only while its pod is: a pod that is
+  // gone, replaced or terminated no longer holds those NPUs (another job's pod may hold them
+  // already), so its server is left out of fault mapping. The reference maps the whole last
+  // complete table until the next one is complete (docs/compatibility.md).
+  for (const model::RankTableServer& s : r.previous_servers) {
+    if (auto live = live_pods.find(s.pod_uid);
+        live == live_pods.end() || live->second != s.server_name) {
+      continue;
+    }
+    FaultJobServer server;
+    server.node = s.server_name;
+    server.server_id = s.server_id;
+    server.host_ip = s.host_ip;
+    server.server_sn = s.server_sn;
+    server.pod_uid = s.pod_uid;
+    for (const model::RankTableDevice& d : s.devices) {
+      FaultJobDevice dev;
+      if (!absl::SimpleAtoi(d.device_id, &dev.device_id) ||
+          !absl::SimpleAtoi(d.rank_id, &dev.rank_id)) {
+        continue;
+      }
+      server.devices.push_back(dev);
+    }
+    job.servers.push_back(std::move(server));
+  }
+  return job;
+}
+
+void FaultJobIndex::Unlink(const FaultJob& job, std::set<std::pair<std::string, int64_t>>* freed) {
+  for (const FaultJobPod& p : job.pods) {
+    if (!p.holds_npus) continue;
+    auto node = npus_by_node.find(p.node);
+    if (node == npus_by_node.end()) continue;
+    for (int64_t id : p.npus) {
+      auto use = node->second.find(id);
+      if (use == node->second.end() || use->second.job_id != job.job_id ||
+          use->second.pod_uid != p.uid) {
+        continue;
+      }
+      node->second.erase(use);
+      freed->emplace(p.node, id);
+    }
+    if (node->second.empty()) npus_by_node.erase(node);
+  }
+  for (const std::string& n : NodesOf(job)) {
+    auto it = jobs_by_node.find(n);
+    if (it == jobs_by_node.end()) continue;
+    it->second.erase(job.job_id);
+    if (it->second.empty()) jobs_by_node.erase(it);
+  }
+}
+
+void FaultJobIndex::Link(const FaultJob& job) {
+  for (const FaultJobPod& p : job.pods) {
+    if (!p.holds_npus) continue;
+    auto& npus = npus_by_node[p.node];
+    for (int64_t id : p.npus) npus.emplace(id, NpuUse{job.job_id, p.uid, p.rank});
+  }
+  for (const std::string& n : NodesOf(job)) jobs_by_node[n].insert(job.job_id);
+}
+
+// An NPU two pods claim (a transient of churn) belongs to the claim made first; when that claim
+// goes, the NPU passes to another job on the node that claims it (in job-id order), so that the
+// index never forgets a pod that holds an NPU.
+void FaultJobIndex::Reclaim(const std::set<std::pair<std::string, int64_t>>& freed) {
+  for (const auto& [node, id] : freed) {
+    if (Use(node, id) != nullptr) continue;
+    for (const std::string& job_id : JobsOn(node)) {
+      const FaultJob& job = jobs.at(job_id);
+      for (const FaultJobPod& p : job.pods) {
+        if (p.holds_npus && p.node == node &&
+            std::find(p.npus.begin(), p.npus.end(), id) != p.npus.end()) {
+          npus_by_node[node].emplace(id, NpuUse{job.job_id, p.uid, p.rank});
+          break;
+        }
+      }
+      if (Use(node, id) != nullptr) break;
+    }
+  }
+}
+
+void FaultJobIndex::Put(FaultJob job) {
+  std::set<std::pair<std::string, int64_t>> freed;
+  if (auto old = jobs.find(job.job_id); old != jobs.end()) {
+    Unlink(old->second, &freed);
+    jobs.erase(old);
+  }
+  Link(job);
+  jobs.emplace(job.job_id, std::move(job));
+  Reclaim(freed);
+}
+
+void FaultJobIndex::Erase(const std::string& job_id) {
+  auto old = jobs.find(job_id);
+  if (old == jobs.end()) return;
+  std::set<std::pair<std::string, int64_t>> freed;
+  Unlink(old->second, &freed);
+  jobs.erase(old);
+  Reclaim(freed);
+}
+
 FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& sources) {
   FaultJobIndex index;
   for (const FaultJobSource& src : sources) {
-    if (src.record == nullptr) continue;
-    const JobRecord& r = *src.record;
-    FaultJob job;
-    job.job_id = r.job_id;
-    job.ns = r.ns;
-    job.name = r.name;
-    job.multi_instance_job_id = r.multi_instance_job_id;
-    job.app_type = r.app_type;
-    if (src.pod_group != nullptr) {
-      job.pod_group_exists = true;
-      job.policy = PolicyOf(*src.pod_group);
-    }
-    std::map<std::string, std::string> live_pods;  // UID -> node: scheduled, not terminated
-    for (const model::PodInfo* pod : src.pods) {
-      if (pod == nullptr) continue;
-      FaultJobPod p;
-      p.uid = pod->uid;
-      p.ns = pod->ns;
-      p.name = pod->name;
-      p.node = pod->node_name;
-      p.host_ip = pod->host_ip;
-      p.rank = pod->rank_index;
-      if (pod->allocation.has_value()) {
-        for (const model::AllocatedDevice& d : pod->allocation->devices) {
-          int64_t id = 0;
-          if (absl::SimpleAtoi(d.device_id, &id)) p.npus.push_back(id);
-        }
-        if (job.devices_per_pod == 0 && !pod->allocation->devices.empty()) {
-          job.devices_per_pod = static_cast<int64_t>(pod->allocation->devices.size());
-        }
-      }
-      if (p.rank.has_value() && !pod->uid.empty() && !pod->IsBackup()) {
-        job.pod_uid_by_rank.emplace(*p.rank, pod->uid);
-      }
-      const bool terminated =
-          pod->phase == model::kPodPhaseSucceeded || pod->phase == model::kPodPhaseFailed;
-      if (!p.node.empty() && !terminated) {
-        live_pods.emplace(p.uid, p.node);
-        auto& npus = index.npus_by_node[p.node];
-        for (int64_t id : p.npus) npus.emplace(id, NpuUse{job.job_id, p.uid, p.rank});
-      }
-      job.pods.push_back(std::move(p));
-    }
-    // A server of the last complete rank table is the job's only while its pod is: a pod that is
-    // gone, replaced or terminated no longer holds those NPUs (another job's pod may hold them
-    // already), so its server is left out of fault mapping. The reference maps the whole last
-    // complete table until the next one is complete (docs/compatibility.md).
-    for (const model::RankTableServer& s : r.previous_servers) {
-      if (auto live = live_pods.find(s.pod_uid);
-          live == live_pods.end() || live->second != s.server_name) {
-        continue;
-      }
-      FaultJobServer server;
-      server.node = s.server_name;
-      server.server_id = s.server_id;
-      server.host_ip = s.host_ip;
-      server.server_sn = s.server_sn;
-      server.pod_uid = s.pod_uid;
-      for (const model::RankTableDevice& d : s.devices) {
-        FaultJobDevice dev;
-        if (!absl::SimpleAtoi(d.device_id, &dev.device_id) ||
-            !absl::SimpleAtoi(d.rank_id, &dev.rank_id)) {
-          continue;
-        }
-        server.devices.push_back(dev);
-      }
-      job.servers.push_back(std::move(server));
-    }
-    for (const std::string& node : index.NodesOf(job)) index.jobs_by_node[node].insert(job.job_id);
-    index.jobs.emplace(job.job_id, std::move(job));
+    if (src.record != nullptr) index.Put(BuildFaultJob(src));
   }
   return index;
 }

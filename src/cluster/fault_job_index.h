@@ -3,7 +3,8 @@
 // What the fault centre needs to know about jobs (fault-pipeline.md §7.3, §7.5): which job's pod
 // uses which NPU of which node, each job's last complete rank table (node -> devices and ranks),
 // its pods, and the PodGroup settings the processors read (retry, recover-in-place, custom
-// filters, sub-health strategy). Built, as a pure function, from the job registry's snapshot.
+// filters, sub-health strategy). Built from the job registry's snapshot, and kept up to date job
+// by job.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -76,6 +77,7 @@ struct FaultJobPod {
   std::string host_ip;
   std::optional<int64_t> rank;     // hccl/rankIndex
   std::vector<int64_t> npus;       // physical ids of its allocation
+  bool holds_npus = false;         // scheduled and not terminated: its NPUs are in use
   bool operator==(const FaultJobPod&) const = default;
 };
 
@@ -119,6 +121,16 @@ struct FaultJobIndex {
   const std::set<std::string>& JobsOn(const std::string& node) const;
   // Nodes of a job (rank-table servers and pod nodes).
   std::set<std::string> NodesOf(const FaultJob& job) const;
+
+  // Adds or replaces one job with its NPU claims and node links, leaving the other jobs as they
+  // are (the fault centre updates the index job by job, not rebuilt from every job).
+  void Put(FaultJob job);
+  void Erase(const std::string& job_id);
+
+ private:
+  void Unlink(const FaultJob& job, std::set<std::pair<std::string, int64_t>>* freed);
+  void Link(const FaultJob& job);
+  void Reclaim(const std::set<std::pair<std::string, int64_t>>& freed);
 };
 
 // One job as the registry holds it.
@@ -129,6 +141,9 @@ struct FaultJobSource {
 };
 
 FaultJobPolicy PolicyOf(const model::PodGroupInfo& pod_group);
+// One job's entry; `source.record` must not be null.
+FaultJob BuildFaultJob(const FaultJobSource& source);
+// Every job with a record, put one after another.
 FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& jobs);
 
 // The physical id at the end of an NPU name ("Ascend910-3" -> 3), or nullopt.

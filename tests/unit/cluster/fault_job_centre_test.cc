@@ -382,6 +382,89 @@ TEST(FaultCodeEvent, EventsOnlyWhenTheDigestChanges) {
 
 // ---- the job index ----
 
+// A running pod of `job` on `node` holding `npus` (physical ids).
+model::PodInfo RunningPod(const std::string& uid, const std::string& node, std::vector<int> npus,
+                          int rank) {
+  model::PodInfo pod;
+  pod.uid = uid;
+  pod.ns = "default";
+  pod.name = uid;
+  pod.node_name = node;
+  pod.phase = "Running";
+  pod.rank_index = rank;
+  model::PodDeviceAllocation allocation;
+  for (int id : npus) {
+    model::AllocatedDevice device;
+    device.device_id = std::to_string(id);
+    allocation.devices.push_back(device);
+  }
+  pod.allocation = allocation;
+  return pod;
+}
+
+JobRecord RecordOf(const std::string& id) {
+  JobRecord r;
+  r.job_id = id;
+  r.ns = "default";
+  r.name = id;
+  return r;
+}
+
+TEST(FaultJobIndex, PuttingJobsOneByOneInAnyOrderGivesTheBuiltIndex) {
+  const JobRecord a = RecordOf("job-a"), b = RecordOf("job-b"), c = RecordOf("job-c");
+  const model::PodInfo a0 = RunningPod("a0", "node-1", {0, 1}, 0);
+  const model::PodInfo a1 = RunningPod("a1", "node-2", {0, 1}, 1);
+  const model::PodInfo b0 = RunningPod("b0", "node-1", {2, 3}, 0);
+  const model::PodInfo c0 = RunningPod("c0", "node-3", {5}, 0);
+  const std::vector<FaultJobSource> sources = {
+      {&a, nullptr, {&a0, &a1}}, {&b, nullptr, {&b0}}, {&c, nullptr, {&c0}}};
+  const FaultJobIndex built = BuildFaultJobIndex(sources);
+  FaultJobIndex by_hand;
+  for (int i : {2, 0, 1}) by_hand.Put(BuildFaultJob(sources[i]));
+  EXPECT_EQ(by_hand.jobs, built.jobs);
+  EXPECT_EQ(by_hand.npus_by_node, built.npus_by_node);
+  EXPECT_EQ(by_hand.jobs_by_node, built.jobs_by_node);
+  EXPECT_EQ(built.Use("node-1", 3)->job_id, "job-b");
+  EXPECT_EQ(built.JobsOn("node-1"), (std::set<std::string>{"job-a", "job-b"}));
+}
+
+TEST(FaultJobIndex, ReplacingAJobMovesItsClaimsAndNodesAndErasingForgetsThem) {
+  const JobRecord a = RecordOf("job-a");
+  const model::PodInfo on_1 = RunningPod("a0", "node-1", {0, 1}, 0);
+  const model::PodInfo on_2 = RunningPod("a0", "node-2", {4}, 0);
+  FaultJobIndex index;
+  index.Put(BuildFaultJob({&a, nullptr, {&on_1}}));
+  index.Put(BuildFaultJob({&a, nullptr, {&on_2}}));  // rescheduled
+  EXPECT_EQ(index.Use("node-1", 0), nullptr);
+  EXPECT_TRUE(index.JobsOn("node-1").empty());
+  ASSERT_NE(index.Use("node-2", 4), nullptr);
+  EXPECT_EQ(index.Use("node-2", 4)->pod_uid, "a0");
+  index.Erase("job-a");
+  EXPECT_EQ(index.Job("job-a"), nullptr);
+  EXPECT_TRUE(index.npus_by_node.empty());
+  EXPECT_TRUE(index.jobs_by_node.empty());
+}
+
+TEST(FaultJobIndex, AnNpuTwoPodsClaimPassesToTheOtherWhenItsHolderLetsGo) {
+  // A transient of churn: job-b's new pod is bound to an NPU job-a's finishing pod still holds.
+  const JobRecord a = RecordOf("job-a"), b = RecordOf("job-b");
+  const model::PodInfo a0 = RunningPod("a0", "node-1", {3}, 0);
+  const model::PodInfo b0 = RunningPod("b0", "node-1", {3}, 0);
+  model::PodInfo a0_done = a0;
+  a0_done.phase = "Succeeded";
+  FaultJobIndex index;
+  index.Put(BuildFaultJob({&a, nullptr, {&a0}}));
+  index.Put(BuildFaultJob({&b, nullptr, {&b0}}));
+  EXPECT_EQ(index.Use("node-1", 3)->job_id, "job-a");
+  index.Put(BuildFaultJob({&a, nullptr, {&a0_done}}));  // job-a's pod terminates
+  ASSERT_NE(index.Use("node-1", 3), nullptr);
+  EXPECT_EQ(index.Use("node-1", 3)->job_id, "job-b");
+  index.Put(BuildFaultJob({&a, nullptr, {&a0}}));  // and, wrongly, holds it again: b keeps it
+  EXPECT_EQ(index.Use("node-1", 3)->job_id, "job-b");
+  index.Erase("job-b");
+  EXPECT_EQ(index.Use("node-1", 3)->job_id, "job-a");
+}
+
 TEST(FaultJobIndex, MapsNpusToJobsFromTheRegistrySnapshot) {
   using namespace cluster::testing;
   auto pod0 = model::PodInfoFromObject(PodObject(ExamplePod(0)));
