@@ -48,10 +48,10 @@ std::string LinkRootCause(const ClusterSpec& cluster, const FaultSpec& fault) {
   const int plane = fault.plane;
   if (fault.kind == "slow_l1_link") {
     const int l1 = fault.rack / std::max(1, cluster.racks_per_l1);
-    return absl::StrCat("link ", plane, "/rack-", fault.rack, "->", plane, "/L1-", l1);
+    return absl::StrCat("link ", plane, ".rack-", fault.rack, "->", plane, ".L1-", l1);
   }
   const int l2 = fault.l1 / std::max(1, cluster.l1_per_l2);
-  return absl::StrCat("link ", plane, "/L1-", fault.l1, "->", plane, "/L2-", l2);
+  return absl::StrCat("link ", plane, ".L1-", fault.l1, "->", plane, ".L2-", l2);
 }
 
 }  // namespace clusterd::sim

@@ -28,8 +28,8 @@ A5NetPath NetPathOf(const ClusterSpec& cluster, int node_index, int npu);
 // (its L1 switch's racks).
 std::vector<int> NodesUnderLink(const ClusterSpec& cluster, const FaultSpec& fault);
 
-// The link as clusterd names a link root cause (its alarm's src -> dst: "<plane>/rack-<r>" ->
-// "<plane>/L1-<l>", or "<plane>/L1-<l>" -> "<plane>/L2-<s>"), written "link SRC->DST".
+// The link as clusterd names a link root cause (its alarm's src -> dst: "<plane>.rack-<r>" ->
+// "<plane>.L1-<l>", or "<plane>.L1-<l>" -> "<plane>.L2-<s>"), written "link SRC->DST".
 std::string LinkRootCause(const ClusterSpec& cluster, const FaultSpec& fault);
 
 }  // namespace clusterd::sim

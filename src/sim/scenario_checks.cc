@@ -28,7 +28,7 @@ std::string Delta(const std::optional<absl::Time>& from, const std::optional<abs
 
 // One alarm's root cause as the report shows it (object types of jobs-ranktable-diagnosis.md
 // §7.4 step 6: 0 is an NPU): "npu <addr>" or "npu <a>,<b>" (a pair); "link <src>-><dst>" (a
-// topology element pair, level 0); otherwise the element's id ("0/L1-1", "plane-0").
+// topology element pair, level 0); otherwise the element's id ("0.L1-1", "plane-0").
 std::string RootCauseOf(const nlohmann::json& alarm) {
   const std::string src = alarm.value("srcId", ""), dst = alarm.value("dstId", "");
   if (alarm.value("srcType", 0) == 0 && alarm.value("dstType", 0) == 0) {

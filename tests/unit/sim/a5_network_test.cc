@@ -63,13 +63,13 @@ TEST(A5Network, ALinkNamesTheNodesBelowItAndClusterdsElementIds) {
   rack.plane = 0;
   rack.rack = 1;
   EXPECT_EQ(NodesUnderLink(c, rack), (std::vector<int>{3, 4}));
-  EXPECT_EQ(LinkRootCause(c, rack), "link 0/rack-1->0/L1-0");
+  EXPECT_EQ(LinkRootCause(c, rack), "link 0.rack-1->0.L1-0");
   FaultSpec l1;
   l1.kind = "slow_l2_link";
   l1.plane = 1;
   l1.l1 = 1;
   EXPECT_EQ(NodesUnderLink(c, l1), (std::vector<int>{5, 6, 7, 8}));
-  EXPECT_EQ(LinkRootCause(c, l1), "link 1/L1-1->1/L2-0");
+  EXPECT_EQ(LinkRootCause(c, l1), "link 1.L1-1->1.L2-0");
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ faults:
 TEST(Scenario, AnA5ClusterCarriesItsNetworkLayoutAndSlowLinks) {
   auto s = ParseScenario(std::string(kA5) +
                              "  - {at_s: 0, kind: slow_l1_link, plane: 1, rack: 3, magnitude: 19,"
-                             " expect: link 1/rack-3->1/L1-1}\n"
+                             " expect: link 1.rack-3->1.L1-1}\n"
                              "  - {at_s: 0, kind: slow_l2_link, plane: 0, l1: 1, magnitude: 9}\n",
                          "s.yaml", &Catalog());
   ASSERT_TRUE(s.ok()) << s.status();
@@ -199,7 +199,7 @@ TEST(Scenario, AnA5ClusterCarriesItsNetworkLayoutAndSlowLinks) {
   ASSERT_EQ(s->faults.size(), 2u);
   EXPECT_EQ(s->faults[0].rack, 3);
   EXPECT_EQ(s->faults[0].plane, 1);
-  EXPECT_EQ(s->faults[0].expect, "link 1/rack-3->1/L1-1");
+  EXPECT_EQ(s->faults[0].expect, "link 1.rack-3->1.L1-1");
   EXPECT_EQ(s->faults[1].l1, 1);
   // The chip profile's alias names A5 too.
   std::string alias = kA5;
