@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cluster/public_fault_cache.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "sim/clusterd_waits.h"
@@ -15,6 +16,10 @@
 
 namespace clusterd::sim {
 namespace {
+
+// The public fault of a slow-network alarm with an endpoint that is no NPU
+// (jobs-ranktable-diagnosis.md §7.5).
+constexpr char kNetFaultNonNpuCode[] = "200001012";
 
 std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
   if (!t.has_value()) return "-";
@@ -64,14 +69,17 @@ std::string ScenarioRun::NetFaultSeen(uint32_t sdid) {
       if (src != id && dst != id) continue;
       uint64_t s = 0, d = 0;
       const bool npus = absl::SimpleAtoi(src, &s) && absl::SimpleAtoi(dst, &d);
-      if (!npus || a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) return "200001012";
+      if (!npus || a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) {
+        return std::string(kNetFaultNonNpuCode);
+      }
       return (s >> 22) == (d >> 22) ? "200001010" : "200001011";
     }
   }
   return "";
 }
 
-std::string ScenarioRun::NetRootCausesSeen(const FaultRun& run) {
+std::string ScenarioRun::NetRootCausesSeen(const FaultRun& run,
+                                           std::set<std::string>* fault_nodes) {
   std::optional<nlohmann::json> view = NetFaultView();
   if (!view.has_value()) return "";
   const std::set<std::string> pods = SuperPodsOf(*run.spec);
@@ -85,9 +93,56 @@ std::string ScenarioRun::NetRootCausesSeen(const FaultRun& run) {
         (before == run.net_alarms_before.end() ? 0 : before->second)) {
       continue;
     }
-    for (const auto& a : pod["lastAlarms"]) causes.insert(RootCauseOf(a));
+    for (const auto& a : pod["lastAlarms"]) {
+      causes.insert(RootCauseOf(a));
+      // §7.5: the public fault's influence nodeName is the lower-case source id.
+      if (a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) {
+        fault_nodes->insert(absl::AsciiStrToLower(a.value("srcId", "")));
+      }
+    }
   }
   return absl::StrJoin(causes, ", ");
+}
+
+std::set<std::string> ScenarioRun::PublicFaultNodes(std::string_view code) {
+  std::set<std::string> nodes;
+  auto cm = store_->Get({std::string(store::kConfigMaps), std::string(cluster::kStatisticNamespace),
+                         std::string(cluster::kStatisticName)});
+  if (!cm.ok() || !cm->contains("data") || !(*cm)["data"].is_object()) return nodes;
+  const std::string text = (*cm)["data"].value("PublicFaults", "");
+  const nlohmann::json faults = nlohmann::json::parse(text, nullptr, false);
+  if (!faults.is_object()) return nodes;
+  for (const auto& [node, list] : faults.items()) {
+    if (!list.is_array()) continue;
+    for (const auto& f : list) {
+      if (f.is_object() && f.value("faultCode", "") == code) nodes.insert(node);
+    }
+  }
+  return nodes;
+}
+
+std::vector<std::string> ScenarioRun::CheckExpectations() const {
+  std::vector<std::string> failures;
+  for (const FaultRun& r : runs_) {
+    const std::string label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
+    if (IsSlowNetLink(*r.spec)) {
+      // An A5 link's root causes are the point of its scenario: another outcome fails the run.
+      if (!r.spec->expect.empty() && r.strategy != r.spec->expect) {
+        failures.push_back(
+            absl::StrCat("ROOT CAUSE: ", label, ": clusterd reported ",
+                         r.strategy.empty() ? "no root cause" : "root cause(s) " + r.strategy,
+                         ", expected ", r.spec->expect));
+      } else if (!r.strategy.empty() && !r.resumed.has_value()) {
+        // Named but not delivered: the alarms are worth nothing if the fault centre drops them.
+        failures.push_back(absl::StrCat(
+            "PUBLIC FAULT: ", label, ": clusterd reported ", r.strategy,
+            " but its fault centre holds no public fault ", kNetFaultNonNpuCode, " on ",
+            absl::StrJoin(r.net_fault_nodes, ", "), " (", std::string(cluster::kStatisticNamespace),
+            "/", std::string(cluster::kStatisticName), ")"));
+      }
+    }
+  }
+  return failures;
 }
 
 bool ScenarioRun::SlowRankConfirmed(const FaultRun& run) {
@@ -218,13 +273,29 @@ void ScenarioRun::Observe(FaultRun& run) {
     return;
   }
   if (IsSlowNetLink(*run.spec)) {
-    // Handled at clusterd's first round with alarms since the injection; the root causes it
+    // Decided at clusterd's first round with alarms since the injection; the root causes it
     // names are the outcome (not just the link: every one, NPUs included).
-    if (const std::string causes = NetRootCausesSeen(run); !causes.empty()) {
-      run.detected = run.decided = run.resumed = absl::Now();
+    if (run.strategy.empty()) {
+      std::set<std::string> nodes;
+      const std::string causes = NetRootCausesSeen(run, &nodes);
+      if (causes.empty()) return;
+      run.detected = run.decided = absl::Now();
       run.strategy = causes;
+      run.net_fault_nodes = std::move(nodes);
       Event(absl::StrCat("clusterd reports root cause(s) ", causes, " for ", run.where));
     }
+    // Handled once the fault centre holds the public fault of every non-NPU alarm: the
+    // netfault view only says what was sent, and the centre may refuse it.
+    if (!run.net_fault_nodes.empty()) {
+      const std::set<std::string> held = PublicFaultNodes(kNetFaultNonNpuCode);
+      if (!std::includes(held.begin(), held.end(), run.net_fault_nodes.begin(),
+                         run.net_fault_nodes.end())) {
+        return;
+      }
+      Event(absl::StrCat("the fault centre holds public fault ", kNetFaultNonNpuCode, " on ",
+                         absl::StrJoin(run.net_fault_nodes, ", ")));
+    }
+    run.resumed = absl::Now();
     return;
   }
   if (run.spec->kind == "slow") {
@@ -302,7 +373,10 @@ void ScenarioRun::Progress() {
   int handled = 0, injected = 0;
   for (const FaultRun& r : runs_) {
     if (r.injected.has_value()) ++injected;
-    if (r.resumed.has_value() || (r.injected.has_value() && r.job.empty() && r.detected)) {
+    // A fault that hit no job is handled once detected; an A5 link only once its public
+    // faults reached the fault centre.
+    if (r.resumed.has_value() ||
+        (r.injected.has_value() && r.job.empty() && r.detected && !IsSlowNetLink(*r.spec))) {
       ++handled;
     }
   }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,10 +49,14 @@ struct FaultRun {
   std::optional<absl::Time> cleared_at;  // its recover injected (a notice: at once)
   // slow_*_link: each involved super pod's alarm count at injection (later alarms are its).
   std::map<std::string, int64_t> net_alarms_before;
+  // slow_*_link: the influence node (lower-case source id) of each non-NPU alarm it led to,
+  // where the fault centre must hold public fault 200001012.
+  std::set<std::string> net_fault_nodes;
 };
 
 // The A5 link kinds (slow_l1_link, slow_l2_link): no job is hit, and the row is handled by
-// clusterd naming root causes, which `expect` must equal.
+// clusterd naming root causes, which `expect` must equal, and its fault centre holding their
+// public faults.
 bool IsSlowNetLink(const FaultSpec& f);
 
 // One run of a scenario: the processes and simulated parts it started, and what happened to
@@ -97,8 +102,14 @@ class ScenarioRun {
   // with a warm-up, to have analysed a full window: the warm-up history is the baseline).
   bool DetectionOldEnough(const FaultSpec& f);
   // The root causes clusterd reported for a slow_*_link since its injection, sorted and
-  // comma-joined ("" when none yet).
-  std::string NetRootCausesSeen(const FaultRun& run);
+  // comma-joined ("" when none yet); `fault_nodes` gets the influence node of each non-NPU one.
+  std::string NetRootCausesSeen(const FaultRun& run, std::set<std::string>* fault_nodes);
+  // The nodes the fault centre holds public fault `code` on, from statistic-fault-info (the
+  // durable copy of its public-fault cache).
+  std::set<std::string> PublicFaultNodes(std::string_view code);
+  // What made the run fail by the kinds whose `expect` binds (slow_*_link), one line each,
+  // printed with its prefix.
+  std::vector<std::string> CheckExpectations() const;
   bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);

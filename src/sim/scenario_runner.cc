@@ -281,18 +281,9 @@ absl::Status ScenarioRun::Run() {
     goodput_failures = CheckGoodput(*scenario_.goodput, clusterd_->http_address(), watched);
     for (const std::string& line : goodput_failures) std::printf("GOODPUT: %s\n", line.c_str());
   }
-  // An A5 link's root causes are the point of its scenario: another outcome fails the run.
-  std::vector<std::string> root_cause_failures;
-  for (const FaultRun& r : runs_) {
-    if (!IsSlowNetLink(*r.spec) || r.spec->expect.empty() || r.strategy == r.spec->expect) {
-      continue;
-    }
-    root_cause_failures.push_back(
-        absl::StrCat(r.spec->label.empty() ? r.spec->kind : r.spec->label, ": clusterd reported ",
-                     r.strategy.empty() ? "no root cause" : "root cause(s) " + r.strategy,
-                     ", expected ", r.spec->expect));
-    std::printf("ROOT CAUSE: %s\n", root_cause_failures.back().c_str());
-  }
+  // The kinds whose `expect` binds: a missed or wrong detection fails the run.
+  const std::vector<std::string> expect_failures = CheckExpectations();
+  for (const std::string& line : expect_failures) std::printf("%s\n", line.c_str());
   std::printf("clusterd log: %s\n", clusterd_->log_path().c_str());
   StopAll();
   if (!stuck.empty()) {
@@ -308,9 +299,7 @@ absl::Status ScenarioRun::Run() {
   if (!goodput_failures.empty()) {
     return absl::FailedPreconditionError(goodput_failures.front());
   }
-  if (!root_cause_failures.empty()) {
-    return absl::FailedPreconditionError(root_cause_failures.front());
-  }
+  if (!expect_failures.empty()) return absl::FailedPreconditionError(expect_failures.front());
   return absl::OkStatus();
 }
 
