@@ -121,9 +121,9 @@ std::set<std::string> ScenarioRun::PublicFaultNodes(std::string_view code) {
   return nodes;
 }
 
-std::vector<std::string> ScenarioRun::CheckExpectations() const {
+std::vector<std::string> ExpectationFailures(const std::vector<FaultRun>& runs) {
   std::vector<std::string> failures;
-  for (const FaultRun& r : runs_) {
+  for (const FaultRun& r : runs) {
     const std::string label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
     if (IsSlowNetLink(*r.spec)) {
       // An A5 link's root causes are the point of its scenario: another outcome fails the run.
@@ -140,6 +140,12 @@ std::vector<std::string> ScenarioRun::CheckExpectations() const {
             absl::StrJoin(r.net_fault_nodes, ", "), " (", std::string(cluster::kStatisticNamespace),
             "/", std::string(cluster::kStatisticName), ")"));
       }
+    } else if (r.spec->kind == "slow_link" && !ExpectMet(r)) {
+      const std::string seen = !r.injected.has_value() ? "the fault was never injected"
+                               : r.strategy.empty()    ? "clusterd reported no slow link"
+                                                       : "clusterd reported " + r.strategy;
+      failures.push_back(absl::StrCat("SLOW LINK: ", label, " at ", r.spec->node, "/npu",
+                                      r.spec->npu, ": ", seen, ", expected ", r.spec->expect));
     }
   }
   return failures;

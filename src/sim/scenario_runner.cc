@@ -282,7 +282,7 @@ absl::Status ScenarioRun::Run() {
     for (const std::string& line : goodput_failures) std::printf("GOODPUT: %s\n", line.c_str());
   }
   // The kinds whose `expect` binds: a missed or wrong detection fails the run.
-  const std::vector<std::string> expect_failures = CheckExpectations();
+  const std::vector<std::string> expect_failures = ExpectationFailures(runs_);
   for (const std::string& line : expect_failures) std::printf("%s\n", line.c_str());
   std::printf("clusterd log: %s\n", clusterd_->log_path().c_str());
   StopAll();
