@@ -24,9 +24,11 @@ struct Element {
   std::string Key() const { return absl::StrCat(layer, "\x1f", src_id, "\x1f", dst_id); }
 };
 
-std::string RackId(const NpuNetPath& p) { return absl::StrCat(p.plane, "/rack-", p.rack); }
-std::string L1Id(const NpuNetPath& p) { return absl::StrCat(p.plane, "/L1-", p.l1); }
-std::string L2Id(const NpuNetPath& p) { return absl::StrCat(p.plane, "/L2-", p.l2); }
+// The id of an alarm's source, lower-cased, is its public fault's influence nodeName (§7.5),
+// which the fault centre accepts only as a DNS-1123 subdomain: hence '.', not '/'.
+std::string RackId(const NpuNetPath& p) { return absl::StrCat(p.plane, ".rack-", p.rack); }
+std::string L1Id(const NpuNetPath& p) { return absl::StrCat(p.plane, ".L1-", p.l1); }
+std::string L2Id(const NpuNetPath& p) { return absl::StrCat(p.plane, ".L2-", p.l2); }
 
 Element Single(Layer layer, int64_t type, std::string id) {
   return Element{layer, type, id, type, std::move(id), 1};

@@ -21,10 +21,11 @@ namespace clusterd::diagnosis {
 // the NPU. Faulty paths that no root cause covers, and paths whose ends are not annotated or
 // lie in different planes, go through the NPU-direct rule (RootCause).
 //
-// Alarms: an NPU is (0, address); a rack (3, "<plane>/rack-<rack>"); an L1 switch
-// (5, "<plane>/L1-<l1>"); an L2 switch (6, "<plane>/L2-<l2>"); the whole plane
+// Alarms: an NPU is (0, address); a rack (3, "<plane>.rack-<rack>"); an L1 switch
+// (5, "<plane>.L1-<l1>"); an L2 switch (6, "<plane>.L2-<l2>"); the whole plane
 // (7, "plane-<plane>"): src = dst, level 1. A link is src = the lower element, dst = the upper
-// one (rack -> L1, L1 -> L2), level 0.
+// one (rack -> L1, L1 -> L2), level 0. Lower-cased, every id is a DNS-1123 subdomain when the
+// plane, rack and switch names are alphanumeric: the public fault's influence nodeName.
 std::vector<NetAlarm> TopologyRootCause(const std::vector<FaultyPath>& faulty,
                                         const std::vector<FaultyPath>& evaluated,
                                         const NetTopology& topology);

@@ -8,8 +8,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cluster/repeat_offenders.h"
+#include "faults/chip_profile.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/hex_code.h"
+#include "sim/a5_network.h"
 #include "yaml-cpp/yaml.h"
 
 namespace clusterd::sim {
@@ -20,10 +22,31 @@ constexpr int kMaxNpus = 64;
 constexpr size_t kMaxFaults = 10000;
 
 const std::set<std::string, std::less<>> kKinds = {
-    "chip", "network", "switch", "node", "public", "software", "storm", "slow", "slow_link"};
+    "chip",  "network", "switch",    "node",         "public",      "software",
+    "storm", "slow",    "slow_link", "slow_l1_link", "slow_l2_link"};
 const std::set<std::string, std::less<>> kStrategies = {"retry", "recover", "recover-in-place",
                                                         "dump",  "exit",    "elastic-training"};
 const std::set<std::string, std::less<>> kAssertions = {"occur", "recover", "once"};
+const std::set<std::string, std::less<>> kFaultKeys = {"at_s",
+                                                       "kind",
+                                                       "node",
+                                                       "npu",
+                                                       "npus",
+                                                       "code",
+                                                       "assertion",
+                                                       "job",
+                                                       "pod",
+                                                       "rank",
+                                                       "chip_id",
+                                                       "port_id",
+                                                       "clear_after_s",
+                                                       "expect",
+                                                       "label",
+                                                       "magnitude",
+                                                       "after_detection_s",
+                                                       "plane",
+                                                       "rack",
+                                                       "l1"};
 
 // Carries the file name and the node's line into every error.
 class Checker {
@@ -72,24 +95,54 @@ class Checker {
 
 absl::Status ParseCluster(const Checker& c, const YAML::Node& node, ClusterSpec* out) {
   SIM_RETURN_IF_ERROR(c.OnlyKeys(
-      node, "cluster", {"nodes", "npus_per_node", "chip", "nodes_per_super_pod", "pingmesh"}));
+      node, "cluster",
+      {"nodes", "npus_per_node", "chip", "nodes_per_super_pod", "pingmesh", "pingmesh_warmup_s",
+       "net_planes", "nodes_per_rack", "racks_per_l1", "l1_per_l2"}));
   SIM_RETURN_IF_ERROR(c.Get(node, "nodes", &out->nodes));
   SIM_RETURN_IF_ERROR(c.Get(node, "npus_per_node", &out->npus_per_node));
   SIM_RETURN_IF_ERROR(c.Get(node, "chip", &out->chip));
   SIM_RETURN_IF_ERROR(c.Get(node, "nodes_per_super_pod", &out->nodes_per_super_pod));
   SIM_RETURN_IF_ERROR(c.Get(node, "pingmesh", &out->pingmesh));
+  SIM_RETURN_IF_ERROR(c.Get(node, "pingmesh_warmup_s", &out->pingmesh_warmup_s));
+  SIM_RETURN_IF_ERROR(c.Get(node, "net_planes", &out->net_planes));
+  SIM_RETURN_IF_ERROR(c.Get(node, "nodes_per_rack", &out->nodes_per_rack));
+  SIM_RETURN_IF_ERROR(c.Get(node, "racks_per_l1", &out->racks_per_l1));
+  SIM_RETURN_IF_ERROR(c.Get(node, "l1_per_l2", &out->l1_per_l2));
   if (out->nodes < 1 || out->nodes > kMaxNodes) {
     return c.Error(node, absl::StrCat("nodes must be in [1, ", kMaxNodes, "]"));
   }
   if (out->npus_per_node < 1 || out->npus_per_node > kMaxNpus) {
     return c.Error(node, absl::StrCat("npus_per_node must be in [1, ", kMaxNpus, "]"));
   }
-  if (out->chip != "Ascend910" && out->chip != "Ascend910A3") {
-    return c.Error(node, "chip must be Ascend910 or Ascend910A3");
+  if (out->chip != "Ascend910" && out->chip != "Ascend910A3" && !IsA5(*out)) {
+    return c.Error(node, "chip must be Ascend910, Ascend910A3 or npu (A5)");
   }
   if (out->nodes_per_super_pod < 0) return c.Error(node, "nodes_per_super_pod must be >= 0");
-  if (out->pingmesh && (out->chip != "Ascend910A3" || out->nodes_per_super_pod == 0)) {
-    return c.Error(node, "pingmesh needs chip Ascend910A3 and nodes_per_super_pod > 0");
+  if (out->pingmesh &&
+      ((out->chip != "Ascend910A3" && !IsA5(*out)) || out->nodes_per_super_pod == 0)) {
+    return c.Error(node, "pingmesh needs chip Ascend910A3 or npu (A5) and nodes_per_super_pod > 0");
+  }
+  if (out->pingmesh_warmup_s != 0 && !out->pingmesh) {
+    return c.Error(node, "pingmesh_warmup_s needs pingmesh: true");
+  }
+  if (out->pingmesh_warmup_s < 0 || out->pingmesh_warmup_s > 600) {
+    return c.Error(node, "pingmesh_warmup_s must be in [0, 600]");
+  }
+  const bool layout =
+      node["net_planes"] || node["nodes_per_rack"] || node["racks_per_l1"] || node["l1_per_l2"];
+  if (layout && !IsA5(*out)) {
+    return c.Error(node, "net_planes, nodes_per_rack, racks_per_l1 and l1_per_l2 need chip npu");
+  }
+  if (out->net_planes < 1 || out->net_planes > out->npus_per_node) {
+    return c.Error(node, "net_planes must be in [1, npus_per_node]");
+  }
+  if (out->nodes_per_rack < 1 || out->racks_per_l1 < 1 || out->l1_per_l2 < 1) {
+    return c.Error(node, "nodes_per_rack, racks_per_l1 and l1_per_l2 must be >= 1");
+  }
+  if (IsA5(*out) && out->nodes_per_super_pod > 0 &&
+      out->nodes_per_super_pod % out->nodes_per_rack != 0) {
+    // A rack holds the nodes of one super pod: clusterd analyses each super pod on its own.
+    return c.Error(node, "nodes_per_super_pod must be a multiple of nodes_per_rack");
   }
   return absl::OkStatus();
 }
@@ -163,10 +216,7 @@ absl::Status CheckCode(const Checker& c, const YAML::Node& at, const FaultSpec& 
 absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& node,
                         const faults::FaultCodeCatalog* catalog, FaultSpec* out) {
   out->line = node.Mark().line + 1;
-  SIM_RETURN_IF_ERROR(c.OnlyKeys(
-      node, "fault",
-      {"at_s", "kind", "node", "npu", "npus", "code", "assertion", "job", "pod", "rank", "chip_id",
-       "port_id", "clear_after_s", "expect", "label", "magnitude", "after_detection_s"}));
+  SIM_RETURN_IF_ERROR(c.OnlyKeys(node, "fault", kFaultKeys));
   SIM_RETURN_IF_ERROR(c.Get(node, "at_s", &out->at_s));
   SIM_RETURN_IF_ERROR(c.Get(node, "kind", &out->kind));
   SIM_RETURN_IF_ERROR(c.Get(node, "node", &out->node));
@@ -184,6 +234,9 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
   SIM_RETURN_IF_ERROR(c.Get(node, "label", &out->label));
   SIM_RETURN_IF_ERROR(c.Get(node, "magnitude", &out->magnitude));
   SIM_RETURN_IF_ERROR(c.Get(node, "after_detection_s", &out->after_detection_s));
+  SIM_RETURN_IF_ERROR(c.Get(node, "plane", &out->plane));
+  SIM_RETURN_IF_ERROR(c.Get(node, "rack", &out->rack));
+  SIM_RETURN_IF_ERROR(c.Get(node, "l1", &out->l1));
   if (out->after_detection_s < 0 || out->after_detection_s > 3600) {
     return c.Error(node, "after_detection_s must be in [0, 3600]");
   }
@@ -194,7 +247,8 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     return c.Error(
         node,
         absl::StrCat("unknown fault kind \"", out->kind,
-                     "\" (chip, network, switch, node, public, software, storm, slow, slow_link)"));
+                     "\" (chip, network, switch, node, public, software, storm, slow, slow_link, "
+                     "slow_l1_link, slow_l2_link)"));
   }
   if (kAssertions.count(out->assertion) == 0) {
     return c.Error(node, "assertion must be occur, recover or once");
@@ -237,6 +291,26 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
     if (!(out->magnitude >= 3 && out->magnitude <= 1000)) {
       // A path is faulty at mean + 3 ms over its 1 ms baseline (§7.4 step 4).
       return c.Error(node, "magnitude of a slow_link must be in [3, 1000]");
+    }
+    return absl::OkStatus();
+  }
+  if (out->kind == "slow_l1_link" || out->kind == "slow_l2_link") {
+    if (!s.cluster.pingmesh || !IsA5(s.cluster)) {
+      return c.Error(node,
+                     absl::StrCat("a ", out->kind, " fault needs chip npu and pingmesh: true"));
+    }
+    if (out->plane < 0 || out->plane >= s.cluster.net_planes) {
+      return c.Error(node, absl::StrCat("plane must be in [0, ", s.cluster.net_planes, ")"));
+    }
+    if (out->kind == "slow_l1_link" && (out->rack < 0 || out->rack >= RackCount(s.cluster))) {
+      return c.Error(node, absl::StrCat("rack must be in [0, ", RackCount(s.cluster), ")"));
+    }
+    if (out->kind == "slow_l2_link" && (out->l1 < 0 || out->l1 >= L1Count(s.cluster))) {
+      return c.Error(node, absl::StrCat("l1 must be in [0, ", L1Count(s.cluster), ")"));
+    }
+    if (!(out->magnitude >= 3 && out->magnitude <= 1000)) {
+      // A path is faulty at mean + 3 ms over its 1 ms baseline (§7.4 step 4).
+      return c.Error(node, absl::StrCat("magnitude of a ", out->kind, " must be in [3, 1000]"));
     }
     return absl::OkStatus();
   }
@@ -290,6 +364,11 @@ absl::Status ParseFault(const Checker& c, const Scenario& s, const YAML::Node& n
 
 std::string SimNodeName(int index) { return absl::StrCat("node-", index); }
 
+bool IsA5(const ClusterSpec& cluster) {
+  const std::optional<faults::ChipProfile> profile = faults::ChipProfile::FromName(cluster.chip);
+  return profile.has_value() && profile->family == faults::ChipFamily::kA5;
+}
+
 absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view file,
                                        const faults::FaultCodeCatalog* catalog) {
   Checker c(file);
@@ -312,6 +391,10 @@ absl::StatusOr<Scenario> ParseScenario(std::string_view text, std::string_view f
       return c.Error(root["duration_s"], "duration_s must be in (0, 86400]");
     }
     if (root["cluster"]) SIM_RETURN_IF_ERROR(ParseCluster(c, root["cluster"], &s.cluster));
+    if (IsA5(s.cluster) && root["jobs"] && root["jobs"].IsSequence() && root["jobs"].size() > 0) {
+      // The mini scheduler binds Ascend910 NPUs (the huawei.com/Ascend910 resource) only.
+      return c.Error(root["jobs"], "jobs on an A5 (chip npu) cluster are not simulated");
+    }
     std::set<std::string> names;
     // Checked as each job is added: one job needs at most the whole cluster (ParseJob), so the
     // sum stays far below INT64_MAX; a plain int sum of 129 full-cluster jobs overflowed.

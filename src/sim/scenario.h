@@ -20,12 +20,27 @@ namespace clusterd::sim {
 struct ClusterSpec {
   int nodes = 4;
   int npus_per_node = 8;
-  std::string chip = "Ascend910";  // Ascend910 (A2 layout) or Ascend910A3 (super pods)
-  int nodes_per_super_pod = 0;     // A3: nodes per super pod (0: not a super-pod cluster)
-  // A3 super pods only: clusterd's slow-network detection on (`--ras-net-root`, the
+  // Ascend910 (A2 layout), Ascend910A3 (super pods) or npu (A5 super pods; alias A5).
+  std::string chip = "Ascend910";
+  int nodes_per_super_pod = 0;  // A3 / A5: nodes per super pod (0: not a super-pod cluster)
+  // Super pods only: clusterd's slow-network detection on (`--ras-net-root`, the
   // pingmesh-config ConfigMap with task_interval 1) and the nodes' pingmesh probes emulated.
   bool pingmesh = false;
+  // pingmesh: seconds of healthy probe history each server writes at once when its probing
+  // starts; every later probe is stamped that far ahead. clusterd's window (10 periods of 10 s)
+  // runs on the rows' timestamps, so with 100 its first round already analyses.
+  double pingmesh_warmup_s = 0;
+  // A5: every NPU's network path (sim/a5_network.h). NPU p of a node is in plane
+  // p % net_planes; node i in rack (i-1) / nodes_per_rack; rack r under L1 switch
+  // r / racks_per_l1 and L1 switch l under L2 switch l / l1_per_l2, in every plane.
+  int net_planes = 1;
+  int nodes_per_rack = 1;
+  int racks_per_l1 = 1;
+  int l1_per_l2 = 1;
 };
+
+// The A5 chip (faults::ChipProfile family kA5: `npu`, or its alias `A5`).
+bool IsA5(const ClusterSpec& cluster);
 
 struct JobSpec {
   int line = 0;
@@ -53,7 +68,10 @@ struct FaultSpec {
   // once: `node` + `npus`, or `job`: every NPU of the job's pods; the job's process-level
   // recovery then fails, as it does when faults keep arriving, and clusterd falls back), slow
   // (`job` + `rank`: that rank computes slowly, seen in the job's profiling data), slow_link
-  // (`node` + `npu`: every pingmesh path from or to that NPU takes 1 ms x (1 + magnitude)).
+  // (`node` + `npu`: every pingmesh path from or to that NPU takes 1 ms x (1 + magnitude)),
+  // slow_l1_link (A5, `plane` + `rack`: every path through the rack's link to its L1 switch
+  // does), slow_l2_link (A5, `plane` + `l1`: every path through that L1 switch's link to its L2
+  // switch does).
   std::string kind;
   std::string node;       // chip, network, switch, node, public
   int npu = -1;           // chip, network, public: the physical NPU on `node`, or with
@@ -66,13 +84,18 @@ struct FaultSpec {
                                     // public: the job hit (with `pod`), instead of `node`
   int rank = -1;                    // software
   int chip_id = -1, port_id = -1;   // switch
-  double magnitude = 0.5;           // slow, slow_link: (1 + magnitude) times slower
-  // slow_link: also wait until clusterd's slow-network detection of the node's super pod has
-  // run this long (its analysis compares the newest period with the 8 before, so a link that is
-  // slow during those baseline periods is not found).
+  int plane = 0;                    // slow_l1_link, slow_l2_link: the network plane
+  int rack = -1;                    // slow_l1_link: the rack whose uplink is slow
+  int l1 = -1;                      // slow_l2_link: the L1 switch whose uplink is slow
+  double magnitude = 0.5;           // slow, slow_link, slow_*_link: (1 + magnitude) times slower
+  // slow_link, slow_*_link: also wait until clusterd's slow-network detection of the super pods
+  // involved has run this long (its analysis compares the newest period with the 8 before, so a
+  // link that is slow during those baseline periods is not found).
   double after_detection_s = 0;
   double clear_after_s = 0;  // > 0: inject the matching recover event later
-  std::string expect;  // retry | recover | recover-in-place | hotswitch | job-reschedule | ...
+  // retry | recover | recover-in-place | hotswitch | job-reschedule | ...: a part of what the
+  // report shows. slow_*_link: exactly the root causes clusterd reports (docs/clustersim.md).
+  std::string expect;
   std::string label;   // shown in the report
 };
 

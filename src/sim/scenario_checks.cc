@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cluster/public_fault_cache.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "sim/clusterd_waits.h"
@@ -16,6 +17,10 @@
 namespace clusterd::sim {
 namespace {
 
+// The public fault of a slow-network alarm with an endpoint that is no NPU
+// (jobs-ranktable-diagnosis.md §7.5).
+constexpr char kNetFaultNonNpuCode[] = "200001012";
+
 std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
   if (!t.has_value()) return "-";
   return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(*t - base));
@@ -24,6 +29,26 @@ std::string Millis(const std::optional<absl::Time>& t, absl::Time base) {
 std::string Delta(const std::optional<absl::Time>& from, const std::optional<absl::Time>& to) {
   if (!from.has_value() || !to.has_value()) return "-";
   return absl::StrFormat("%.2fs", absl::ToDoubleSeconds(*to - *from));
+}
+
+// One alarm's root cause as the report shows it (object types of jobs-ranktable-diagnosis.md
+// §7.4 step 6: 0 is an NPU): "npu <addr>" or "npu <a>,<b>" (a pair); "link <src>-><dst>" (a
+// topology element pair, level 0); otherwise the element's id ("0.L1-1", "plane-0").
+std::string RootCauseOf(const nlohmann::json& alarm) {
+  const std::string src = alarm.value("srcId", ""), dst = alarm.value("dstId", "");
+  if (alarm.value("srcType", 0) == 0 && alarm.value("dstType", 0) == 0) {
+    return src == dst ? absl::StrCat("npu ", src) : absl::StrCat("npu ", src, ",", dst);
+  }
+  if (src != dst) return absl::StrCat("link ", src, "->", dst);
+  return src;
+}
+
+// Whether a row's outcome is what its `expect` says: the exact root causes for an A5 link,
+// part of the decision chain for everything else.
+bool ExpectMet(const FaultRun& r) {
+  if (r.spec->expect.empty()) return true;
+  if (IsSlowNetLink(*r.spec)) return r.strategy == r.spec->expect;
+  return r.strategy.find(r.spec->expect) != std::string::npos;
 }
 
 }  // namespace
@@ -44,11 +69,86 @@ std::string ScenarioRun::NetFaultSeen(uint32_t sdid) {
       if (src != id && dst != id) continue;
       uint64_t s = 0, d = 0;
       const bool npus = absl::SimpleAtoi(src, &s) && absl::SimpleAtoi(dst, &d);
-      if (!npus || a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) return "200001012";
+      if (!npus || a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) {
+        return std::string(kNetFaultNonNpuCode);
+      }
       return (s >> 22) == (d >> 22) ? "200001010" : "200001011";
     }
   }
   return "";
+}
+
+std::string ScenarioRun::NetRootCausesSeen(const FaultRun& run,
+                                           std::set<std::string>* fault_nodes) {
+  std::optional<nlohmann::json> view = NetFaultView();
+  if (!view.has_value()) return "";
+  const std::set<std::string> pods = SuperPodsOf(*run.spec);
+  std::set<std::string> causes;
+  for (const auto& pod : (*view)["superPods"]) {
+    const std::string id = pod.value("superPodId", "");
+    if (!pods.count(id) || !pod.contains("lastAlarms") || !pod["lastAlarms"].is_array()) continue;
+    auto before = run.net_alarms_before.find(id);
+    // Only a round after the injection counts: its alarms are the last ones.
+    if (pod.value("alarmsTotal", int64_t{0}) <=
+        (before == run.net_alarms_before.end() ? 0 : before->second)) {
+      continue;
+    }
+    for (const auto& a : pod["lastAlarms"]) {
+      causes.insert(RootCauseOf(a));
+      // §7.5: the public fault's influence nodeName is the lower-case source id.
+      if (a.value("srcType", 0) != 0 || a.value("dstType", 0) != 0) {
+        fault_nodes->insert(absl::AsciiStrToLower(a.value("srcId", "")));
+      }
+    }
+  }
+  return absl::StrJoin(causes, ", ");
+}
+
+std::set<std::string> ScenarioRun::PublicFaultNodes(std::string_view code) {
+  std::set<std::string> nodes;
+  auto cm = store_->Get({std::string(store::kConfigMaps), std::string(cluster::kStatisticNamespace),
+                         std::string(cluster::kStatisticName)});
+  if (!cm.ok() || !cm->contains("data") || !(*cm)["data"].is_object()) return nodes;
+  const std::string text = (*cm)["data"].value("PublicFaults", "");
+  const nlohmann::json faults = nlohmann::json::parse(text, nullptr, false);
+  if (!faults.is_object()) return nodes;
+  for (const auto& [node, list] : faults.items()) {
+    if (!list.is_array()) continue;
+    for (const auto& f : list) {
+      if (f.is_object() && f.value("faultCode", "") == code) nodes.insert(node);
+    }
+  }
+  return nodes;
+}
+
+std::vector<std::string> ExpectationFailures(const std::vector<FaultRun>& runs) {
+  std::vector<std::string> failures;
+  for (const FaultRun& r : runs) {
+    const std::string label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
+    if (IsSlowNetLink(*r.spec)) {
+      // An A5 link's root causes are the point of its scenario: another outcome fails the run.
+      if (!r.spec->expect.empty() && r.strategy != r.spec->expect) {
+        failures.push_back(
+            absl::StrCat("ROOT CAUSE: ", label, ": clusterd reported ",
+                         r.strategy.empty() ? "no root cause" : "root cause(s) " + r.strategy,
+                         ", expected ", r.spec->expect));
+      } else if (!r.strategy.empty() && !r.resumed.has_value()) {
+        // Named but not delivered: the alarms are worth nothing if the fault centre drops them.
+        failures.push_back(absl::StrCat(
+            "PUBLIC FAULT: ", label, ": clusterd reported ", r.strategy,
+            " but its fault centre holds no public fault ", kNetFaultNonNpuCode, " on ",
+            absl::StrJoin(r.net_fault_nodes, ", "), " (", std::string(cluster::kStatisticNamespace),
+            "/", std::string(cluster::kStatisticName), ")"));
+      }
+    } else if (r.spec->kind == "slow_link" && !ExpectMet(r)) {
+      const std::string seen = !r.injected.has_value() ? "the fault was never injected"
+                               : r.strategy.empty()    ? "clusterd reported no slow link"
+                                                       : "clusterd reported " + r.strategy;
+      failures.push_back(absl::StrCat("SLOW LINK: ", label, " at ", r.spec->node, "/npu",
+                                      r.spec->npu, ": ", seen, ", expected ", r.spec->expect));
+    }
+  }
+  return failures;
 }
 
 bool ScenarioRun::SlowRankConfirmed(const FaultRun& run) {
@@ -126,7 +226,7 @@ std::vector<std::string> ScenarioRun::CheckAttribution() const {
     // explained by it only while it is there.
     f.handled = r.job.empty() ? r.injected : r.resumed;
     f.must_signal = !r.spec->expect.empty() && r.spec->kind != "slow" &&
-                    r.spec->kind != "slow_link" && r.error.empty();
+                    r.spec->kind != "slow_link" && !IsSlowNetLink(*r.spec) && r.error.empty();
     faults.push_back(std::move(f));
   }
   std::map<std::string, std::vector<ReceivedSignal>> signals;
@@ -176,6 +276,32 @@ void ScenarioRun::Observe(FaultRun& run) {
       run.strategy = absl::StrCat(code, " slow link");
       Event(absl::StrCat("clusterd reports ", run.where, "'s link (public fault ", code, ")"));
     }
+    return;
+  }
+  if (IsSlowNetLink(*run.spec)) {
+    // Decided at clusterd's first round with alarms since the injection; the root causes it
+    // names are the outcome (not just the link: every one, NPUs included).
+    if (run.strategy.empty()) {
+      std::set<std::string> nodes;
+      const std::string causes = NetRootCausesSeen(run, &nodes);
+      if (causes.empty()) return;
+      run.detected = run.decided = absl::Now();
+      run.strategy = causes;
+      run.net_fault_nodes = std::move(nodes);
+      Event(absl::StrCat("clusterd reports root cause(s) ", causes, " for ", run.where));
+    }
+    // Handled once the fault centre holds the public fault of every non-NPU alarm: the
+    // netfault view only says what was sent, and the centre may refuse it.
+    if (!run.net_fault_nodes.empty()) {
+      const std::set<std::string> held = PublicFaultNodes(kNetFaultNonNpuCode);
+      if (!std::includes(held.begin(), held.end(), run.net_fault_nodes.begin(),
+                         run.net_fault_nodes.end())) {
+        return;
+      }
+      Event(absl::StrCat("the fault centre holds public fault ", kNetFaultNonNpuCode, " on ",
+                         absl::StrJoin(run.net_fault_nodes, ", ")));
+    }
+    run.resumed = absl::Now();
     return;
   }
   if (run.spec->kind == "slow") {
@@ -253,7 +379,10 @@ void ScenarioRun::Progress() {
   int handled = 0, injected = 0;
   for (const FaultRun& r : runs_) {
     if (r.injected.has_value()) ++injected;
-    if (r.resumed.has_value() || (r.injected.has_value() && r.job.empty() && r.detected)) {
+    // A fault that hit no job is handled once detected; an A5 link only once its public
+    // faults reached the fault centre.
+    if (r.resumed.has_value() ||
+        (r.injected.has_value() && r.job.empty() && r.detected && !IsSlowNetLink(*r.spec))) {
       ++handled;
     }
   }
@@ -278,7 +407,7 @@ void ScenarioRun::PrintReport() {
   for (const FaultRun& r : runs_) {
     const std::string label = r.spec->label.empty() ? r.spec->kind : r.spec->label;
     std::string strategy = r.strategy.empty() ? "-" : r.strategy;
-    if (!r.spec->expect.empty() && r.strategy.find(r.spec->expect) == std::string::npos) {
+    if (!ExpectMet(r)) {
       absl::StrAppend(&strategy, " (expected ", r.spec->expect, ")");
       ++unexpected;
     }

@@ -11,33 +11,64 @@
 #include "model/fault_codes.h"
 #include "nlohmann/json.hpp"
 #include "pubfault.grpc.pb.h"
+#include "sim/a5_network.h"
 #include "sim/scenario_run.h"
 #include "sim/sim_objects.h"
 
 namespace clusterd::sim {
 
-bool ScenarioRun::DetectionOldEnough(const FaultSpec& f) {
-  if (f.kind != "slow_link" || f.after_detection_s <= 0) return true;
-  int node = 0;
-  (void)absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
-  const std::string super_pod =
-      std::to_string((node - 1) / std::max(1, scenario_.cluster.nodes_per_super_pod));
+bool IsSlowNetLink(const FaultSpec& f) {
+  return f.kind == "slow_l1_link" || f.kind == "slow_l2_link";
+}
+
+std::optional<nlohmann::json> ScenarioRun::NetFaultView() {
   httplib::Client http("http://" + clusterd_->http_address());
   auto res = http.Get("/api/clusterd/v1/netfault");
-  if (!res || res->status != 200) return false;
+  if (!res || res->status != 200) return std::nullopt;
   auto body = nlohmann::json::parse(res->body, nullptr, false);
-  if (!body.is_object() || !body.contains("superPods") || !body["superPods"].is_array())
-    return false;
-  for (const auto& pod : body["superPods"]) {
-    if (pod.value("superPodId", "") != super_pod || pod.value("detection", "") != "on") continue;
+  if (!body.is_object() || !body.contains("superPods") || !body["superPods"].is_array()) {
+    return std::nullopt;
+  }
+  return body;
+}
+
+std::set<std::string> ScenarioRun::SuperPodsOf(const FaultSpec& f) const {
+  const ClusterSpec& cluster = scenario_.cluster;
+  std::vector<int> nodes;
+  if (IsSlowNetLink(f)) {
+    nodes = NodesUnderLink(cluster, f);
+  } else {
+    int node = 0;
+    (void)absl::SimpleAtoi(absl::string_view(f.node).substr(5), &node);
+    nodes.push_back(node);
+  }
+  std::set<std::string> pods;
+  for (int node : nodes) {
+    pods.insert(std::to_string((node - 1) / std::max(1, cluster.nodes_per_super_pod)));
+  }
+  return pods;
+}
+
+bool ScenarioRun::DetectionOldEnough(const FaultSpec& f) {
+  const bool warmup = scenario_.cluster.pingmesh_warmup_s > 0;
+  if (f.kind != "slow_link" && !IsSlowNetLink(f)) return true;
+  if (f.after_detection_s <= 0 && !warmup) return true;
+  std::optional<nlohmann::json> view = NetFaultView();
+  if (!view.has_value()) return false;
+  std::set<std::string> waiting = SuperPodsOf(f);
+  for (const auto& pod : (*view)["superPods"]) {
+    const std::string id = pod.value("superPodId", "");
+    if (!waiting.count(id) || pod.value("detection", "") != "on") continue;
     absl::Time start;
     std::string err;
     if (!absl::ParseTime(absl::RFC3339_full, pod.value("detectionStart", ""), &start, &err)) {
       return false;
     }
-    return absl::Now() - start >= absl::Seconds(f.after_detection_s);
+    if (absl::Now() - start < absl::Seconds(f.after_detection_s)) return false;
+    if (warmup && pod.value("analysedRounds", int64_t{0}) < 1) return false;
+    waiting.erase(id);
   }
-  return false;
+  return waiting.empty();
 }
 
 void ScenarioRun::InjectAgentEvent(int node, int npu, const FaultSpec& f,
@@ -122,6 +153,25 @@ void ScenarioRun::Inject(FaultRun& run) {
     pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, f.npu), 1 + f.magnitude);
     Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, " at ", run.where,
                        " (every path from or to it takes ", 1 + f.magnitude, " ms)"));
+    return;
+  }
+  if (IsSlowNetLink(f)) {
+    const std::string link = LinkRootCause(scenario_.cluster, f);
+    const bool rack = f.kind == "slow_l1_link";
+    run.where = rack ? absl::StrCat("rack-", f.rack, " up p", f.plane)
+                     : absl::StrCat("L1-", f.l1, " up p", f.plane);
+    if (std::optional<nlohmann::json> view = NetFaultView()) {
+      const std::set<std::string> pods = SuperPodsOf(f);
+      for (const auto& pod : (*view)["superPods"]) {
+        const std::string id = pod.value("superPodId", "");
+        if (pods.count(id)) run.net_alarms_before[id] = pod.value("alarmsTotal", int64_t{0});
+      }
+    }
+    pingmesh_->SetSlowLink(rack ? SimPingmesh::Link::kRackToL1 : SimPingmesh::Link::kL1ToL2,
+                           std::to_string(f.plane), std::to_string(rack ? f.rack : f.l1),
+                           1 + f.magnitude);
+    Event(absl::StrCat("injected ", f.label.empty() ? f.kind : f.label, ": ", link.substr(5),
+                       " (every path through it takes ", 1 + f.magnitude, " ms)"));
     return;
   }
   if (f.kind == "storm") {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "sim/clusterd_process.h"
 #include "sim/mini_scheduler.h"
 #include "sim/scenario.h"
@@ -45,7 +47,22 @@ struct FaultRun {
   // injection, then jobs placed on them while it lasts; until they leave them.
   std::map<std::string, Touch> touched;
   std::optional<absl::Time> cleared_at;  // its recover injected (a notice: at once)
+  // slow_*_link: each involved super pod's alarm count at injection (later alarms are its).
+  std::map<std::string, int64_t> net_alarms_before;
+  // slow_*_link: the influence node (lower-case source id) of each non-NPU alarm it led to,
+  // where the fault centre must hold public fault 200001012.
+  std::set<std::string> net_fault_nodes;
 };
+
+// The A5 link kinds (slow_l1_link, slow_l2_link): no job is hit, and the row is handled by
+// clusterd naming root causes, which `expect` must equal, and its fault centre holding their
+// public faults.
+bool IsSlowNetLink(const FaultSpec& f);
+
+// The rows of the kinds whose `expect` binds that missed it, one line each: "ROOT CAUSE: ..." or
+// "PUBLIC FAULT: ..." (slow_*_link), "SLOW LINK: ..." (slow_link: no alarm on the NPU, or
+// another public fault code than expected). The other kinds only show an unmet `expect`.
+std::vector<std::string> ExpectationFailures(const std::vector<FaultRun>& runs);
 
 // One run of a scenario: the processes and simulated parts it started, and what happened to
 // each fault. Run() is the timeline; the other members are its steps.
@@ -82,8 +99,19 @@ class ScenarioRun {
   // The public fault code clusterd's pingmesh analysis sent for an alarm on NPU `sdid` ("" when
   // none yet).
   std::string NetFaultSeen(uint32_t sdid);
-  // False while a slow_link fault waits for its super pod's detection to be old enough.
+  // GET /api/clusterd/v1/netfault (nullopt: not answered).
+  std::optional<nlohmann::json> NetFaultView();
+  // The super pods whose probes a slow_link or slow_*_link fault slows.
+  std::set<std::string> SuperPodsOf(const FaultSpec& f) const;
+  // False while a pingmesh fault waits for its super pods' detection to be old enough (and,
+  // with a warm-up, to have analysed a full window: the warm-up history is the baseline).
   bool DetectionOldEnough(const FaultSpec& f);
+  // The root causes clusterd reported for a slow_*_link since its injection, sorted and
+  // comma-joined ("" when none yet); `fault_nodes` gets the influence node of each non-NPU one.
+  std::string NetRootCausesSeen(const FaultRun& run, std::set<std::string>* fault_nodes);
+  // The nodes the fault centre holds public fault `code` on, from statistic-fault-info (the
+  // durable copy of its public-fault cache).
+  std::set<std::string> PublicFaultNodes(std::string_view code);
   bool SlowRankConfirmed(const FaultRun& run);
   void InjectAgentEvent(int node, int npu, const FaultSpec& f, const std::string& assertion);
   absl::Status SendPublicFault(const FaultRun& run, const std::string& assertion);

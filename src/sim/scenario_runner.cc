@@ -10,11 +10,28 @@
 #include "absl/time/clock.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "sim/a5_network.h"
 #include "sim/goodput_check.h"
 #include "sim/scenario_run.h"
 #include "sim/sim_objects.h"
 
 namespace clusterd::sim {
+namespace {
+
+// Where each A5 probe address (the NPU's IP) sits, for the simulated pingmesh.
+std::map<std::string, SimPingmesh::NetPath> A5ProbePaths(const ClusterSpec& cluster) {
+  std::map<std::string, SimPingmesh::NetPath> paths;
+  for (int node = 1; node <= cluster.nodes; ++node) {
+    for (int npu = 0; npu < cluster.npus_per_node; ++npu) {
+      const A5NetPath p = NetPathOf(cluster, node, npu);
+      paths[DeviceIp(node, npu)] = {std::to_string(p.plane), std::to_string(p.rack),
+                                    std::to_string(p.l1), std::to_string(p.l2)};
+    }
+  }
+  return paths;
+}
+
+}  // namespace
 
 absl::Status ScenarioRun::StartAll() {
   std::filesystem::create_directories(options_.state_dir);
@@ -43,7 +60,9 @@ absl::Status ScenarioRun::StartAll() {
     std::filesystem::create_directories(ras_root, ec);
     copts.extra_args.push_back("--ras-net-root");
     copts.extra_args.push_back(ras_root);
-    pingmesh_ = std::make_unique<SimPingmesh>(ras_root);
+    pingmesh_ =
+        std::make_unique<SimPingmesh>(ras_root, absl::Seconds(scenario_.cluster.pingmesh_warmup_s));
+    if (IsA5(scenario_.cluster)) pingmesh_->SetNetPaths(A5ProbePaths(scenario_.cluster));
   }
   copts.extra_args.insert(copts.extra_args.end(), options_.clusterd_args.begin(),
                           options_.clusterd_args.end());
@@ -205,6 +224,11 @@ absl::Status ScenarioRun::Run() {
           int node = 0;
           (void)absl::SimpleAtoi(absl::string_view(r.spec->node).substr(5), &node);
           pingmesh_->SetSlowNpu(SuperDeviceId(scenario_.cluster, node, r.spec->npu), 0);
+        } else if (IsSlowNetLink(*r.spec)) {
+          const bool rack = r.spec->kind == "slow_l1_link";
+          pingmesh_->SetSlowLink(rack ? SimPingmesh::Link::kRackToL1 : SimPingmesh::Link::kL1ToL2,
+                                 std::to_string(r.spec->plane),
+                                 std::to_string(rack ? r.spec->rack : r.spec->l1), 0);
         } else if (r.spec->kind == "public") {
           (void)SendPublicFault(r, "recover");
         } else {
@@ -228,8 +252,8 @@ absl::Status ScenarioRun::Run() {
     for (const FaultRun& r : runs_) {
       // A fault that hit a job is settled when the job trains again; a slow rank or link when
       // clusterd has found it.
-      const bool must_resolve =
-          !r.job.empty() || r.spec->kind == "slow" || r.spec->kind == "slow_link";
+      const bool must_resolve = !r.job.empty() || r.spec->kind == "slow" ||
+                                r.spec->kind == "slow_link" || IsSlowNetLink(*r.spec);
       if (must_resolve && !r.resumed.has_value()) settled = false;
     }
     if (settled) break;
@@ -257,6 +281,9 @@ absl::Status ScenarioRun::Run() {
     goodput_failures = CheckGoodput(*scenario_.goodput, clusterd_->http_address(), watched);
     for (const std::string& line : goodput_failures) std::printf("GOODPUT: %s\n", line.c_str());
   }
+  // The kinds whose `expect` binds: a missed or wrong detection fails the run.
+  const std::vector<std::string> expect_failures = ExpectationFailures(runs_);
+  for (const std::string& line : expect_failures) std::printf("%s\n", line.c_str());
   std::printf("clusterd log: %s\n", clusterd_->log_path().c_str());
   StopAll();
   if (!stuck.empty()) {
@@ -272,6 +299,7 @@ absl::Status ScenarioRun::Run() {
   if (!goodput_failures.empty()) {
     return absl::FailedPreconditionError(goodput_failures.front());
   }
+  if (!expect_failures.empty()) return absl::FailedPreconditionError(expect_failures.front());
   return absl::OkStatus();
 }
 

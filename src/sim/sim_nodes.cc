@@ -1,6 +1,7 @@
 #include "sim/sim_nodes.h"
 
 #include "absl/strings/str_cat.h"
+#include "sim/a5_network.h"
 
 namespace clusterd::sim {
 
@@ -22,6 +23,7 @@ absl::Status SimNodes::Start() {
     if (cluster_.nodes_per_super_pod > 0) {
       options.identity.super_pod_id = (i - 1) / cluster_.nodes_per_super_pod;
       options.identity.server_index = (i - 1) % cluster_.nodes_per_super_pod;
+      if (IsA5(cluster_)) options.identity.rack_id = RackOf(cluster_, i);
     } else {
       options.switch_faults = false;
     }

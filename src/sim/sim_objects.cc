@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/check_code.h"
+#include "sim/a5_network.h"
 
 namespace clusterd::sim {
 
@@ -54,6 +55,25 @@ Json NodeObject(const ClusterSpec& cluster, int node_index) {
             {"levelList", Json::array()}};
       }
       annotations["baseDeviceInfos"] = infos.dump();
+    } else if (IsA5(cluster)) {
+      // An A5 super-pod node (jobs-ranktable-diagnosis.md §7.2: serverType npu with label
+      // accelerator-type 950-SuperPod-Atlas-8): its rack, and each NPU's probe address and network
+      // path, the fields clusterd's A5 root cause reads (docs/diagnosis.md).
+      labels["accelerator-type"] = "950-SuperPod-Atlas-8";
+      annotations["serverType"] = "npu";
+      annotations["serverIndex"] = std::to_string(ServerIndex(cluster, node_index));
+      annotations["rackID"] = std::to_string(RackOf(cluster, node_index));
+      Json infos = Json::object();
+      for (int npu = 0; npu < cluster.npus_per_node; ++npu) {
+        const A5NetPath path = NetPathOf(cluster, node_index, npu);
+        infos[absl::StrCat("Ascend910-", npu)] = {
+            {"IP", DeviceIp(node_index, npu)},
+            {"SuperDeviceID", SuperDeviceId(cluster, node_index, npu)},
+            {"NetPlaneId", std::to_string(path.plane)},
+            {"L1", std::to_string(path.l1)},
+            {"L2", std::to_string(path.l2)}};
+      }
+      annotations["baseDeviceInfos"] = infos.dump();
     }
   }
   return Json{
@@ -68,7 +88,9 @@ Json NodeObject(const ClusterSpec& cluster, int node_index) {
        {{"addresses", Json::array({{{"type", "InternalIP"}, {"address", NodeIp(node_index)}},
                                    {{"type", "Hostname"}, {"address", name}}})},
         {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})},
-        {"allocatable", {{"huawei.com/Ascend910", std::to_string(cluster.npus_per_node)}}}}}};
+        {"allocatable",
+         {{IsA5(cluster) ? "huawei.com/npu" : "huawei.com/Ascend910",
+           std::to_string(cluster.npus_per_node)}}}}}};
 }
 
 Json AscendJobObject(const JobSpec& job, const std::string& uid) {

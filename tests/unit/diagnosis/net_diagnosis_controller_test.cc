@@ -572,9 +572,9 @@ TEST_F(NetDiagnosisControllerTest, A5SlowL1LinkIsTheLinkAndRoceFilesAreWritten) 
   const PublicFault& f = sink_.reports[0].faults[0];
   EXPECT_EQ(f.fault_code, "200001012");
   EXPECT_EQ(f.fault_location.at("SrcType"), "3");
-  EXPECT_EQ(f.fault_location.at("SrcID"), "0/rack-0");
+  EXPECT_EQ(f.fault_location.at("SrcID"), "0.rack-0");
   EXPECT_EQ(f.fault_location.at("DstType"), "5");
-  EXPECT_EQ(f.fault_location.at("DstID"), "0/L1-a");
+  EXPECT_EQ(f.fault_location.at("DstID"), "0.L1-a");
 }
 
 TEST_F(NetDiagnosisControllerTest, MalformedA5PathIsRefusedAndCounted) {

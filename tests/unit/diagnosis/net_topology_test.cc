@@ -89,21 +89,21 @@ TEST(NetTopology, FaultyPathsGoToTheDeepestCommonElement) {
        [](const std::string& s, const std::string& d) {
          return RackOf(s) == "3" || RackOf(d) == "3";
        },
-       {{3, "p/rack-R3", 3, "p/rack-R3", 1}}},
-      {"one slow L1 link", crosses_rack("1"), {{3, "p/rack-R1", 5, "p/L1-a", 0}}},
+       {{3, "p.rack-R3", 3, "p.rack-R3", 1}}},
+      {"one slow L1 link", crosses_rack("1"), {{3, "p.rack-R1", 5, "p.L1-a", 0}}},
       {"one slow L1 switch",
        [](const std::string& s, const std::string& d) {
          return RackOf(s) != RackOf(d) && (L1Of(s) == "b" || L1Of(d) == "b");
        },
-       {{5, "p/L1-b", 5, "p/L1-b", 1}}},
+       {{5, "p.L1-b", 5, "p.L1-b", 1}}},
       {"one slow L2 switch",
        [](const std::string& s, const std::string& d) { return L1Of(s) != L1Of(d); },
-       {{6, "p/L2-x", 6, "p/L2-x", 1}}},
+       {{6, "p.L2-x", 6, "p.L2-x", 1}}},
       {"one slow L2 link",
        [](const std::string& s, const std::string& d) {
          return L1Of(s) != L1Of(d) && (L1Of(s) == "c" || L1Of(d) == "c");
        },
-       {{5, "p/L1-c", 6, "p/L2-x", 0}}},
+       {{5, "p.L1-c", 6, "p.L2-x", 0}}},
       {"the whole plane",
        [](const std::string&, const std::string&) { return true; },
        {{7, "plane-p", 7, "plane-p", 1}}},
@@ -111,7 +111,7 @@ TEST(NetTopology, FaultyPathsGoToTheDeepestCommonElement) {
        [&](const std::string& s, const std::string& d) {
          return s == "10.0.0.0" || d == "10.0.0.0" || crosses_rack("4")(s, d);
        },
-       {{0, "10.0.0.0", 0, "10.0.0.0", 1}, {3, "p/rack-R4", 5, "p/L1-c", 0}}},
+       {{0, "10.0.0.0", 0, "10.0.0.0", 1}, {3, "p.rack-R4", 5, "p.L1-c", 0}}},
       {"nothing slow", [](const std::string&, const std::string&) { return false; }, {}},
   };
   for (const Case& c : cases) {

@@ -170,6 +170,83 @@ TEST(Scenario, ASlowLinkNeedsAPingmeshSuperPodCluster) {
   EXPECT_TRUE(ok->cluster.pingmesh);
 }
 
+constexpr char kA5[] = R"(name: t
+cluster:
+  nodes: 8
+  npus_per_node: 8
+  chip: npu
+  nodes_per_super_pod: 8
+  net_planes: 2
+  nodes_per_rack: 2
+  racks_per_l1: 2
+  l1_per_l2: 2
+  pingmesh: true
+  pingmesh_warmup_s: 100
+faults:
+)";
+
+TEST(Scenario, AnA5ClusterCarriesItsNetworkLayoutAndSlowLinks) {
+  auto s = ParseScenario(std::string(kA5) +
+                             "  - {at_s: 0, kind: slow_l1_link, plane: 1, rack: 3, magnitude: 19,"
+                             " expect: link 1.rack-3->1.L1-1}\n"
+                             "  - {at_s: 0, kind: slow_l2_link, plane: 0, l1: 1, magnitude: 9}\n",
+                         "s.yaml", &Catalog());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(IsA5(s->cluster));
+  EXPECT_EQ(s->cluster.net_planes, 2);
+  EXPECT_EQ(s->cluster.nodes_per_rack, 2);
+  EXPECT_EQ(s->cluster.pingmesh_warmup_s, 100);
+  ASSERT_EQ(s->faults.size(), 2u);
+  EXPECT_EQ(s->faults[0].rack, 3);
+  EXPECT_EQ(s->faults[0].plane, 1);
+  EXPECT_EQ(s->faults[0].expect, "link 1.rack-3->1.L1-1");
+  EXPECT_EQ(s->faults[1].l1, 1);
+  // The chip profile's alias names A5 too.
+  std::string alias = kA5;
+  alias.replace(alias.find("chip: npu"), 9, "chip: A5");
+  alias += "  - {at_s: 0, kind: slow_l1_link, rack: 0, magnitude: 9}\n";
+  auto a = ParseScenario(alias, "s.yaml", &Catalog());
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->faults[0].plane, 0);  // plane 0 unless told
+}
+
+TEST(Scenario, A5LayoutAndLinkFaultsAreChecked) {
+  const std::string a5 = kA5;
+  auto with = [&](std::string from, std::string to) {
+    std::string text = a5;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  EXPECT_TRUE(absl::StrContains(Error(std::string(kBase) + "  - {at_s: 1, kind: slow_l1_link, "
+                                                           "rack: 0, magnitude: 9}\n"),
+                                "needs chip npu and pingmesh: true"));
+  EXPECT_TRUE(absl::StrContains(Error("name: t\ncluster:\n  nodes: 2\n  nodes_per_rack: 2\n"),
+                                "need chip npu"));
+  EXPECT_TRUE(absl::StrContains(Error(with("  pingmesh: true\n", "")),
+                                "pingmesh_warmup_s needs pingmesh: true"));
+  EXPECT_TRUE(absl::StrContains(Error(with("warmup_s: 100", "warmup_s: 601")),
+                                "pingmesh_warmup_s must be in [0, 600]"));
+  EXPECT_TRUE(absl::StrContains(Error(with("net_planes: 2", "net_planes: 9")),
+                                "net_planes must be in [1, npus_per_node]"));
+  EXPECT_TRUE(absl::StrContains(Error(with("racks_per_l1: 2", "racks_per_l1: 0")), "must be >= 1"));
+  EXPECT_TRUE(absl::StrContains(Error(with("nodes_per_rack: 2", "nodes_per_rack: 3")),
+                                "nodes_per_super_pod must be a multiple of nodes_per_rack"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a5 + "  - {at_s: 0, kind: slow_l1_link, plane: 0, rack: 4, magnitude: 9}\n"),
+      "rack must be in [0, 4)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a5 + "  - {at_s: 0, kind: slow_l2_link, plane: 0, l1: 2, magnitude: 9}\n"),
+      "l1 must be in [0, 2)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a5 + "  - {at_s: 0, kind: slow_l2_link, plane: 2, l1: 0, magnitude: 9}\n"),
+      "plane must be in [0, 2)"));
+  EXPECT_TRUE(absl::StrContains(
+      Error(a5 + "  - {at_s: 0, kind: slow_l1_link, plane: 0, rack: 0, magnitude: 2}\n"),
+      "magnitude of a slow_l1_link must be in [3, 1000]"));
+  EXPECT_TRUE(absl::StrContains(Error(a5 + "jobs:\n  - {name: a, pods: 1, npus_per_pod: 8}\n"),
+                                "jobs on an A5 (chip npu) cluster are not simulated"));
+}
+
 TEST(Scenario, GoodputChecksParseAndRefuseNonsense) {
   std::string base = std::string(kBase) + "  - {at_s: 1, kind: software, job: a, rank: 0}\n";
   auto ok = ParseScenario(base + R"(goodput:

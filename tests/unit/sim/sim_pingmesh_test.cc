@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -108,6 +109,79 @@ TEST_F(SimPingmeshTest, NothingWhileNetFaultIsOffAndTheFileRotatesEvery45Seconds
   EXPECT_TRUE(SimPingmesh(root_ / "missing").Probe(t0).ok());
   std::ofstream(pod_ / "ping_list_0.json") << "[{\"pingList\":";
   EXPECT_TRUE(mesh.Probe(t0 + absl::Seconds(46)).ok());
+}
+
+TEST_F(SimPingmeshTest, AWarmupWritesItsHistoryAtOnceAndStampsLaterProbesAhead) {
+  SimPingmesh mesh(root_, absl::Seconds(20));
+  const absl::Time t0 = absl::FromUnixSeconds(1735690000);
+  ASSERT_TRUE(mesh.Probe(t0).ok());
+  auto stamps = [&] {
+    std::vector<std::string> out;
+    std::vector<std::string> rows = Rows();
+    for (size_t i = 1; i < rows.size(); ++i) {
+      std::vector<std::string> f = absl::StrSplit(rows[i], ',');
+      out.push_back(f[11]);
+    }
+    return out;
+  };
+  // Two paths: the history of 20 s (t0, +5, +10, +15), then the probe itself stamped +20.
+  EXPECT_EQ(stamps(), (std::vector<std::string>{"1735690000000", "1735690000000", "1735690005000",
+                                                "1735690005000", "1735690010000", "1735690010000",
+                                                "1735690015000", "1735690015000", "1735690020000",
+                                                "1735690020000"}));
+  EXPECT_FALSE(fs::exists(pod_ / "ping_result_0.csv.tmp"));
+  ASSERT_TRUE(mesh.Probe(t0 + absl::Seconds(5)).ok());
+  const std::vector<std::string> after = stamps();
+  ASSERT_EQ(after.size(), 12u);  // no second history
+  EXPECT_EQ(after.back(), "1735690025000");
+}
+
+// An A5 ping list from server 0, by address: a and b share rack 0, c is in rack 1 (same L1
+// switch 0), d in rack 2 (L1 switch 1); all in plane 0 under L2 switch 0.
+class SimPingmeshA5Test : public SimPingmeshTest {
+ protected:
+  void SetUp() override {
+    SimPingmeshTest::SetUp();
+    std::ofstream(pod_ / "ping_list_0.json") << R"([{"pingList":[
+      {"srcType":0,"dstType":0,"srcAddr":"a","dstAddr":"b"},
+      {"srcType":0,"dstType":0,"srcAddr":"a","dstAddr":"c"},
+      {"srcType":0,"dstType":0,"srcAddr":"a","dstAddr":"d"},
+      {"srcType":0,"dstType":0,"srcAddr":"c","dstAddr":"d"},
+      {"srcType":0,"dstType":0,"srcAddr":"d","dstAddr":"a"}]}])";
+    mesh_ = std::make_unique<SimPingmesh>(root_);
+    mesh_->SetNetPaths({{"a", {"0", "0", "0", "0"}},
+                        {"b", {"0", "0", "0", "0"}},
+                        {"c", {"0", "1", "0", "0"}},
+                        {"d", {"0", "2", "1", "0"}}});
+  }
+  // Whether each path of one probe round took the slow link's 20 ms.
+  std::vector<bool> SlowPaths() {
+    EXPECT_TRUE(mesh_->Probe(absl::FromUnixSeconds(1735690000)).ok());
+    std::vector<bool> out;
+    std::vector<std::string> rows = Rows();
+    for (size_t i = 1; i < rows.size(); ++i) {
+      std::vector<std::string> f = absl::StrSplit(rows[i], ',');
+      out.push_back(std::stod(f[7]) == 20000);
+    }
+    return out;
+  }
+  std::unique_ptr<SimPingmesh> mesh_;
+};
+
+TEST_F(SimPingmeshA5Test, ASlowRackUplinkSlowsEveryProbeLeavingTheRackBothWays) {
+  mesh_->SetSlowLink(SimPingmesh::Link::kRackToL1, "0", "0", 20);
+  // a-b stays in rack 0; c-d never enters it.
+  EXPECT_EQ(SlowPaths(), (std::vector<bool>{false, true, true, false, true}));
+}
+
+TEST_F(SimPingmeshA5Test, ASlowL1UplinkSlowsOnlyProbesBetweenL1Switches) {
+  mesh_->SetSlowLink(SimPingmesh::Link::kL1ToL2, "0", "1", 20);
+  // a-c turns at L1 switch 0; the paths to and from d (L1 switch 1) go up to the L2 switch.
+  EXPECT_EQ(SlowPaths(), (std::vector<bool>{false, false, true, true, true}));
+  mesh_->SetSlowLink(SimPingmesh::Link::kL1ToL2, "0", "1", 0);
+  mesh_->SetSlowLink(SimPingmesh::Link::kL1ToL2, "1", "1", 20);  // another plane's switch
+  std::vector<bool> healed = SlowPaths();
+  EXPECT_EQ(std::vector<bool>(healed.begin() + 5, healed.end()), std::vector<bool>(5, false));
 }
 
 TEST(SuperPodIdentity, SdidsFollowTheSpecExampleLayout) {
