@@ -278,8 +278,8 @@ void AgentCore::ReloadNodePolicy() {
 
 std::optional<int64_t> AgentCore::CycleDueMs() const {
   std::optional<int64_t> due;
-  if (events_pending_ || device_cm_edited_ || policy_changed_ || switches_.HasTransient() ||
-      nodes_.HasTransient()) {
+  if (events_pending_ || device_cm_edited_ || policy_changed_ ||
+      switches_.NextCycleChangesRecord() || nodes_.HasTransient()) {
     return 0;
   }
   Earliest(due, engine_->NextDeadlineMs());
@@ -349,7 +349,15 @@ void AgentCore::RunCycle(int64_t now_ms) {
   for (const AgentEvent& e : driver_events) engine_->Submit(std::get<faults::NpuFaultEvent>(e));
   faults::CycleResult result = engine_->RunCycle(now_ms);
   grace_->AfterCycle(*engine_, now_ms);
-  switches_.RunCycle(now_ms);
+  // §1.2.2 (A3 only): a hot reset in progress forces the switch NodeStatus to Healthy and, from
+  // the reset's second cycle, the switch levels to NotHandle. A cycle is one RunCycle: the
+  // reset's first cycle is the one whose AfterCycle started it (its write already lists the ring
+  // as Recovering), the second is the next RunCycle, which NextCycleChangesRecord makes due at
+  // once (so 1 s later, the write spacing) rather than at the reset's end; the cycle whose
+  // BeforeCycle sees the reset finished (success or failure) shows the real values again. The
+  // original's cycle is the plugin's periodic device check; here cycles run on demand.
+  switches_.RunCycle(
+      now_ms, options_.profile.family == faults::ChipFamily::kA3 && grace_->ResetInProgress());
   nodes_.RunCycle();
   released.insert(released.end(), result.released.begin(), result.released.end());
   events_pending_ = device_cm_edited_ = policy_changed_ = false;

@@ -44,6 +44,9 @@ class GraceController {
   // After the engine cycle: advance each job, write reset-configs, start resets, isolate.
   void AfterCycle(faults::DeviceFaultEngine& engine, int64_t now_ms);
   std::optional<int64_t> NextDeadlineMs() const;
+  // A hot reset (of any ring) is running on the node: started by an AfterCycle, not yet
+  // finished by a BeforeCycle.
+  bool ResetInProgress() const { return !resets_.empty(); }
 
  private:
   struct JobNpu {
