@@ -32,7 +32,11 @@ void Earliest(std::optional<int64_t>& best, std::optional<int64_t> t) {
 }  // namespace
 
 AgentCore::AgentCore(AgentOptions options, store::ObjectStore& store, const Clock& clock)
-    : options_(std::move(options)), store_(store), clock_(clock) {}
+    : options_(std::move(options)), store_(store), clock_(clock) {
+  // The engine names NPUs and DeviceList keys from the profile, so the customised names are
+  // the ones written, restored and compared with the ConfigMap (§1.2.1).
+  options_.profile.ApplyNaming(options_.naming);
+}
 
 int64_t AgentCore::NowMs() const { return absl::ToUnixMillis(clock_.Now()); }
 
@@ -111,6 +115,7 @@ absl::Status AgentCore::Start() {
   grace.num_npus = options_.num_npus;
   grace.reset_duration_ms = options_.reset_duration_ms;
   grace.reset_fail_npus = options_.reset_fail_npus;
+  grace.allocation_keys = options_.naming.AllocationAnnotationKeys();
   grace_ = std::make_unique<GraceController>(options_.node, std::move(grace), store_);
 
   // §5.5: ManuallySeparateNPU and UpgradeFaultReason survive a restart through the ConfigMap.
@@ -147,7 +152,11 @@ absl::Status AgentCore::Start() {
            {"npus", options_.num_npus},
            {"faultCode.json", device->sources["faultCode.json"]},
            {"faultCustomization.json", device->sources["faultCustomization.json"]},
-           {"NodeDConfiguration.json", node->source}});
+           {"NodeDConfiguration.json", node->source},
+           {"resource", options_.profile.keys().available},
+           {"first_npu", options_.profile.NpuName(0)},
+           {"deviceNameCustomization.json",
+            options_.naming_file.empty() ? std::string("none") : options_.naming_file}});
   return absl::OkStatus();
 }
 
