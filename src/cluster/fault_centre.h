@@ -104,6 +104,9 @@ class FaultCentre {
     absl::Duration statistic_min_interval = absl::Seconds(1);
     absl::Duration config_poll_period = absl::Seconds(2);
     IntakeLimits intake;
+    // deviceNameCustomization.json (clusterd --device-name-file): how customised nodes name
+    // their devices.
+    model::DeviceNaming naming;
     // A centre holds at most this many device records; new nodes beyond it are rejected.
     size_t max_device_records = 16000;
     // Whether a node without a Kubernetes Node object counts as not ready. Default: only once

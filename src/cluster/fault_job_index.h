@@ -131,7 +131,5 @@ struct FaultJobSource {
 FaultJobPolicy PolicyOf(const model::PodGroupInfo& pod_group);
 FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& jobs);
 
-// The physical id at the end of an NPU name ("Ascend910-3" -> 3), or nullopt.
-std::optional<int64_t> PhysicalIdOf(std::string_view npu_name);
 
 }  // namespace clusterd::cluster
