@@ -359,8 +359,9 @@ void AgentCore::RunCycle(int64_t now_ms) {
   faults::CycleResult result = engine_->RunCycle(now_ms);
   grace_->AfterCycle(*engine_, now_ms);
   // §1.2.2 (A3 only): a hot reset in progress forces the switch NodeStatus to Healthy and, from
-  // the reset's second cycle, the switch levels to NotHandle. A cycle is one RunCycle: the
-  // reset's first cycle is the one whose AfterCycle started it (its write already lists the ring
+  // the reset's second cycle, the switch levels to NotHandle. A cycle is one RunCycle, one
+  // evaluation of the device-info content (written when it changed, §1.2.6): the reset's first
+  // cycle is the one whose AfterCycle started it (its write already lists the ring
   // as Recovering), the second is the next RunCycle, which NextCycleChangesRecord makes due at
   // once (so 1 s later, the write spacing) rather than at the reset's end; the cycle whose
   // BeforeCycle sees the reset finished (success or failure) shows the real values again. The
