@@ -19,6 +19,7 @@
 #include "common/log_file.h"
 #include "common/metrics.h"
 #include "http_flags.h"
+#include "model/device_naming.h"
 #include "server/auth_setup.h"
 #include "server/cluster_brain.h"
 #include "server/dashboard.h"
@@ -240,6 +241,11 @@ int main(int argc, char** argv) {
          "relationFaultCustomization.json, faultDuration.json, publicFaultConfiguration.json "
          "(each must exist and parse, or clusterd does not start; re-read when one changes)")
       ->capture_default_str();
+  std::string device_name_file;
+  app.add_option("--device-name-file", device_name_file,
+                 "deviceNameCustomization.json: the public resource and NPU names of customised "
+                 "nodes (the npu-agents' --device-name-file); default: that file in --data-dir "
+                 "when it exists, else the fixed names. A broken file stops clusterd");
   app.add_option("--public-fault-config", brain_options.fault_config.public_fault_config_path,
                  "A user public-fault configuration (publicCustomization.json) replacing the "
                  "shipped senders and levels; optional (while it is missing or invalid the "
@@ -316,6 +322,24 @@ int main(int argc, char** argv) {
   log_options.max_file_bytes = log_max_size_mib << 20;
   if (absl::Status s = clusterd::ConfigureLogging(log_options); !s.ok()) return Fail(s);
   for (const std::string& note : translated->notes) clusterd::LogInfo("clusterd", note);
+
+  {
+    absl::StatusOr<clusterd::model::DeviceNaming> naming = clusterd::model::DeviceNaming::Load(
+        device_name_file, brain_options.fault_config.data_dir, &device_name_file);
+    if (!naming.ok()) {
+      clusterd::LogError("clusterd", "device-name customisation file refused",
+                         {{"error", naming.status()}});
+      return Fail(naming.status());
+    }
+    if (!device_name_file.empty()) {
+      clusterd::LogInfo("clusterd", "device names customised",
+                        {{"file", device_name_file},
+                         {"types", static_cast<int64_t>(naming->entries().size())}});
+    }
+    brain_options.registry.naming = *naming;
+    brain_options.faults.naming = *naming;
+    brain_options.recovery.naming = *naming;
+  }
 
   // Block the stop signals before any thread starts, so only sigwait below sees them.
   sigset_t stop_signals;

@@ -22,6 +22,7 @@
 #include "common/data_dir.h"
 #include "common/log.h"
 #include "faults/chip_profile.h"
+#include "model/device_naming.h"
 #include "nlohmann/json.hpp"
 #include "store/object_store.h"
 
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> sources;
   std::string data_dir = clusterd::DefaultDataDir();
   std::string fault_code_file, switch_fault_code_file, fault_customization_file, node_config_file;
+  std::string device_name_file;
   bool switch_faults = true;
   bool grace_tolerance = false;
   clusterd::agent::FaultSourceOptions source_options;
@@ -120,6 +122,10 @@ int main(int argc, char** argv) {
                  "faultCustomization.json to use instead of the one in --data-dir");
   app.add_option("--node-fault-config-file", node_config_file,
                  "NodeDConfiguration.json to use instead of the one in --data-dir");
+  app.add_option("--device-name-file", device_name_file,
+                 "deviceNameCustomization.json: public resource and NPU names per device type "
+                 "(Ascend910, Ascend310, Ascend310P). Default: that file in --data-dir when it "
+                 "exists, else the fixed names. A broken file stops the agent");
   app.add_option("--switch-faults", switch_faults,
                  "A3 only: report UnifiedBus switch faults in SwitchInfoCfg (false writes the zero "
                  "record)")
@@ -188,6 +194,15 @@ int main(int argc, char** argv) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--chip ", chip, " is not a known chip")));
   }
 
+  // A broken customisation file stops the agent: it would name every NPU wrongly.
+  absl::StatusOr<clusterd::model::DeviceNaming> naming =
+      clusterd::model::DeviceNaming::Load(device_name_file, data_dir, &device_name_file);
+  if (!naming.ok()) {
+    clusterd::LogError("npu-agent", "device-name customisation file refused",
+                       {{"error", naming.status()}});
+    return Fail(naming.status());
+  }
+
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -210,6 +225,8 @@ int main(int argc, char** argv) {
   options.take_over = take_over;
   options.pod_name = pod_name.empty() ? "npu-agent-" + node : pod_name;
   options.pod_namespace = pod_namespace;
+  options.naming = *std::move(naming);
+  options.naming_file = device_name_file;
   options.files = clusterd::agent::PolicyFiles::InDirectory(data_dir);
   if (!fault_code_file.empty()) options.files.fault_code = fault_code_file;
   if (!switch_fault_code_file.empty()) options.files.switch_fault_code = switch_fault_code_file;

@@ -32,7 +32,11 @@ void Earliest(std::optional<int64_t>& best, std::optional<int64_t> t) {
 }  // namespace
 
 AgentCore::AgentCore(AgentOptions options, store::ObjectStore& store, const Clock& clock)
-    : options_(std::move(options)), store_(store), clock_(clock) {}
+    : options_(std::move(options)), store_(store), clock_(clock) {
+  // The engine names NPUs and DeviceList keys from the profile, so the customised names are
+  // the ones written, restored and compared with the ConfigMap (§1.2.1).
+  options_.profile.ApplyNaming(options_.naming);
+}
 
 int64_t AgentCore::NowMs() const { return absl::ToUnixMillis(clock_.Now()); }
 
@@ -111,6 +115,7 @@ absl::Status AgentCore::Start() {
   grace.num_npus = options_.num_npus;
   grace.reset_duration_ms = options_.reset_duration_ms;
   grace.reset_fail_npus = options_.reset_fail_npus;
+  grace.allocation_keys = options_.naming.AllocationAnnotationKeys();
   grace_ = std::make_unique<GraceController>(options_.node, std::move(grace), store_);
 
   // §5.5: ManuallySeparateNPU and UpgradeFaultReason survive a restart through the ConfigMap.
@@ -147,7 +152,11 @@ absl::Status AgentCore::Start() {
            {"npus", options_.num_npus},
            {"faultCode.json", device->sources["faultCode.json"]},
            {"faultCustomization.json", device->sources["faultCustomization.json"]},
-           {"NodeDConfiguration.json", node->source}});
+           {"NodeDConfiguration.json", node->source},
+           {"resource", options_.profile.keys().available},
+           {"first_npu", options_.profile.NpuName(0)},
+           {"deviceNameCustomization.json",
+            options_.naming_file.empty() ? std::string("none") : options_.naming_file}});
   return absl::OkStatus();
 }
 
@@ -278,8 +287,8 @@ void AgentCore::ReloadNodePolicy() {
 
 std::optional<int64_t> AgentCore::CycleDueMs() const {
   std::optional<int64_t> due;
-  if (events_pending_ || device_cm_edited_ || policy_changed_ || switches_.HasTransient() ||
-      nodes_.HasTransient()) {
+  if (events_pending_ || device_cm_edited_ || policy_changed_ ||
+      switches_.NextCycleChangesRecord() || nodes_.HasTransient()) {
     return 0;
   }
   Earliest(due, engine_->NextDeadlineMs());
@@ -349,7 +358,16 @@ void AgentCore::RunCycle(int64_t now_ms) {
   for (const AgentEvent& e : driver_events) engine_->Submit(std::get<faults::NpuFaultEvent>(e));
   faults::CycleResult result = engine_->RunCycle(now_ms);
   grace_->AfterCycle(*engine_, now_ms);
-  switches_.RunCycle(now_ms);
+  // §1.2.2 (A3 only): a hot reset in progress forces the switch NodeStatus to Healthy and, from
+  // the reset's second cycle, the switch levels to NotHandle. A cycle is one RunCycle, one
+  // evaluation of the device-info content (written when it changed, §1.2.6): the reset's first
+  // cycle is the one whose AfterCycle started it (its write already lists the ring
+  // as Recovering), the second is the next RunCycle, which NextCycleChangesRecord makes due at
+  // once (so 1 s later, the write spacing) rather than at the reset's end; the cycle whose
+  // BeforeCycle sees the reset finished (success or failure) shows the real values again. The
+  // original's cycle is the plugin's periodic device check; here cycles run on demand.
+  switches_.RunCycle(
+      now_ms, options_.profile.family == faults::ChipFamily::kA3 && grace_->ResetInProgress());
   nodes_.RunCycle();
   released.insert(released.end(), result.released.begin(), result.released.end());
   events_pending_ = device_cm_edited_ = policy_changed_ = false;

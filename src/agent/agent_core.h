@@ -25,6 +25,7 @@
 #include "faults/node_fault_engine.h"
 #include "faults/switch_fault_engine.h"
 #include "faults/write_gate.h"
+#include "model/device_naming.h"
 #include "store/object_store.h"
 
 namespace clusterd::agent {
@@ -39,6 +40,10 @@ struct AgentOptions {
   int64_t reset_duration_ms = 10000;  // simulated driver: hot reset time
   std::set<int> reset_fail_npus;      // simulated driver: resets of these NPUs fail
   PolicyFiles files;
+  // deviceNameCustomization.json (seed 001 Table 7), already parsed (a broken file stops the
+  // agent before it gets here), and where it came from ("" when none).
+  model::DeviceNaming naming;
+  std::string naming_file;
   // Replace device-info / node-info ConfigMaps another writer owns (normally refused: on a real
   // cluster the Ascend Device Plugin and NodeD own them).
   bool take_over = false;

@@ -15,9 +15,6 @@ namespace clusterd::agent {
 namespace {
 
 constexpr std::string_view kComponent = "npu-agent";
-constexpr std::string_view kAllocationKeys[] = {
-    "ascend.kubectl.kubernetes.io/ascend-910-configuration",
-    "ascend.kubectl.kubernetes.io/ascend-npu-configuration"};
 
 std::string StringAt(const store::Object& o, std::initializer_list<std::string_view> path) {
   const store::Object* cur = &o;
@@ -30,10 +27,10 @@ std::string StringAt(const store::Object& o, std::initializer_list<std::string_v
   return cur->is_string() ? cur->get<std::string>() : "";
 }
 
-// Physical ids of the pod's devices, from the allocation annotation (§1.4 of
-// jobs-ranktable-diagnosis.md).
-std::vector<int> AllocatedNpus(const store::Object& pod) {
-  for (std::string_view key : kAllocationKeys) {
+// Physical ids of the pod's devices, from the first allocation annotation of `keys` it has
+// (§1.4 of jobs-ranktable-diagnosis.md).
+std::vector<int> AllocatedNpus(const store::Object& pod, const std::vector<std::string>& keys) {
+  for (std::string_view key : keys) {
     const std::string text = StringAt(pod, {"metadata", "annotations", key});
     if (text.empty()) continue;
     const store::Object parsed = store::Object::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -73,7 +70,7 @@ void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
     if (StringAt(pod, {"spec", "nodeName"}) != node_) continue;
     const std::string phase = StringAt(pod, {"status", "phase"});
     if (phase == "Succeeded" || phase == "Failed") continue;
-    const std::vector<int> npus = AllocatedNpus(pod);
+    const std::vector<int> npus = AllocatedNpus(pod, options_.allocation_keys);
     if (npus.empty()) continue;
     in_use.insert(npus.begin(), npus.end());
     std::string job = StringAt(pod, {"metadata", "labels", "job-name"});

@@ -12,6 +12,7 @@
 #include "faults/chip_profile.h"
 #include "faults/device_fault_engine.h"
 #include "faults/grace_tolerance.h"
+#include "model/device_naming.h"
 #include "store/object_store.h"
 
 namespace clusterd::agent {
@@ -24,6 +25,9 @@ struct GraceOptions {
   // whose chip level is SeparateNPU or worse); a successful reset clears the ring's chip codes.
   int64_t reset_duration_ms = 10000;
   std::set<int> reset_fail_npus;
+  // The pod annotations holding the device allocation, read in this order (the Ascend910 one
+  // is renamed by deviceNameCustomization.json's PodConfigurationName).
+  std::vector<std::string> allocation_keys = model::DeviceNaming().AllocationAnnotationKeys();
 };
 
 // Graceful fault tolerance on this node: finds the jobs whose pods run here (pods with
@@ -44,6 +48,9 @@ class GraceController {
   // After the engine cycle: advance each job, write reset-configs, start resets, isolate.
   void AfterCycle(faults::DeviceFaultEngine& engine, int64_t now_ms);
   std::optional<int64_t> NextDeadlineMs() const;
+  // A hot reset (of any ring) is running on the node: started by an AfterCycle, not yet
+  // finished by a BeforeCycle.
+  bool ResetInProgress() const { return !resets_.empty(); }
 
  private:
   struct JobNpu {

@@ -47,7 +47,7 @@ std::vector<model::DeviceFault> RegroupFaults(const std::vector<NpuFault>& fault
 }
 
 ordered_json DeviceEntryJson(const DeviceRecord& record) {
-  const model::DeviceListKeys keys = model::DeviceListKeys::For(record.device_type);
+  const model::DeviceListKeys keys = record.Keys();
   std::map<std::string, std::string> list;
   list[keys.available] = model::JoinNpuNames(record.available);
   list[keys.fault] = model::RenderDeviceFaults(RegroupFaults(record.faults));

@@ -104,6 +104,9 @@ class FaultCentre {
     absl::Duration statistic_min_interval = absl::Seconds(1);
     absl::Duration config_poll_period = absl::Seconds(2);
     IntakeLimits intake;
+    // deviceNameCustomization.json (clusterd --device-name-file): how customised nodes name
+    // their devices.
+    model::DeviceNaming naming;
     // A centre holds at most this many device records (a memory bound: about 25 KiB each);
     // new nodes beyond it are refused, counted, and named on /readyz. The original holds about
     // 16,000 (fault-pipeline.md §7.1); clusterd aims at 50,000 nodes on one brain.

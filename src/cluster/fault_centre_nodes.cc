@@ -54,7 +54,7 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
       QueueJobsOn(node, jobs);
       return std::nullopt;
     }
-    absl::StatusOr<DeviceIntake> intake = DeviceIntakeFromConfigMap(**pending, options_.intake);
+    absl::StatusOr<DeviceIntake> intake = DeviceIntakeFromConfigMap(**pending, options_.intake, options_.naming);
     if (!intake.ok()) {
       RejectFaultInput("device-info", IntakeRejectionReason(intake.status()),
                        absl::StrCat("device-info ConfigMap ignored, last good state kept: ",

@@ -55,7 +55,7 @@ std::vector<FaultViewRow> FaultCentre::FaultRows(const std::string& node_filter,
                    : f.code.empty() || f.code == kPseudoCodeManuallySeparate ? "manual"
                                                                              : "device";
         r.since_ms = f.received_ms;
-        r.jobs = jobs_of(node, PhysicalIdOf(f.npu_name));
+        r.jobs = jobs_of(node, ns.device_out->record.PhysicalIdOf(f.npu_name));
         if (keep(r)) rows.push_back(std::move(r));
       }
     }

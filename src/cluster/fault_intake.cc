@@ -85,7 +85,8 @@ std::string DetectDeviceType(const std::map<std::string, std::string>& device_li
 }
 
 absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& config_map,
-                                                       const IntakeLimits& limits) {
+                                                       const IntakeLimits& limits,
+                                                       const model::DeviceNaming& naming) {
   const std::string name = store::NameOf(config_map);
   DeviceIntake out;
   out.device.cm_name = name;
@@ -103,12 +104,22 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
 
   const auto& list = cfg->device_info.device_list;
   DeviceRecord& d = out.device;
-  d.device_type = DetectDeviceType(list);
+  const model::DeviceNameEntry* renamed = nullptr;
+  for (const auto& [key, value] : list) {
+    if ((renamed = naming.EntryOfDeviceListKey(key)) != nullptr) break;
+  }
+  if (renamed != nullptr) {
+    d.device_type = renamed->resource_type;
+    d.resource_name = renamed->device_public_type;
+    d.name_prefix = renamed->device_public_name_pre;
+  } else {
+    d.device_type = DetectDeviceType(list);
+  }
   d.update_time_s = cfg->device_info.update_time;
   d.super_pod_id = cfg->super_pod_id;
   d.server_index = cfg->server_index;
   d.rack_id = cfg->rack_id.value_or(0);
-  const model::DeviceListKeys keys = model::DeviceListKeys::For(d.device_type);
+  const model::DeviceListKeys keys = d.Keys();
   d.available = SortedNames(list, keys.available);
   d.unhealthy = SortedNames(list, keys.unhealthy);
   d.network_unhealthy = SortedNames(list, keys.network_unhealthy);
@@ -117,7 +128,7 @@ absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& conf
   // A 310 node spells its fault key like a 310P node (§1.2.1 quirk); the original then reads
   // its faults from an absent key half of the time. We read the key that is there.
   auto fault_it = list.find(keys.fault);
-  if (fault_it == list.end() && d.device_type == "Ascend310") {
+  if (fault_it == list.end() && d.device_type == "Ascend310" && renamed == nullptr) {
     fault_it = list.find("huawei.com/Ascend310P-Fault");
   }
   if (fault_it != list.end()) {

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "cluster/fault_types.h"
+#include "model/device_naming.h"
 #include "store/object_store.h"
 
 namespace clusterd::cluster {
@@ -47,9 +48,13 @@ std::string NodeOfConfigMap(std::string_view cm_name, std::string_view prefix);
 std::string DetectDeviceType(const std::map<std::string, std::string>& device_list);
 
 // Decodes and verifies a device-info ConfigMap (§1.2, §2, §7.1). Receive times are left 0: the
-// caller carries them over with CarryReceiveTimes.
-absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(const store::Object& config_map,
-                                                       const IntakeLimits& limits = {});
+// caller carries them over with CarryReceiveTimes. A node whose DeviceList keys are a
+// customised DevicePublicType of `naming` (deviceNameCustomization.json) is of that entry's
+// type, and its record keeps the entry's resource name and NPU name prefix; any other node is
+// read by the fixed names, so nodes with and without the file can share a cluster.
+absl::StatusOr<DeviceIntake> DeviceIntakeFromConfigMap(
+    const store::Object& config_map, const IntakeLimits& limits = {},
+    const model::DeviceNaming& naming = model::DeviceNaming::Fixed());
 
 // Decodes and verifies a node-info ConfigMap (§1.3).
 absl::StatusOr<NodeRecord> NodeRecordFromConfigMap(const store::Object& config_map,

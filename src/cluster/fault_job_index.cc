@@ -77,14 +77,6 @@ FaultJobPolicy PolicyOf(const model::PodGroupInfo& pg) {
   return p;
 }
 
-std::optional<int64_t> PhysicalIdOf(std::string_view npu_name) {
-  size_t dash = npu_name.rfind('-');
-  if (dash == std::string_view::npos) return std::nullopt;
-  int64_t id = 0;
-  if (!absl::SimpleAtoi(Sv(npu_name.substr(dash + 1)), &id) || id < 0) return std::nullopt;
-  return id;
-}
-
 const FaultJobServer* FaultJob::ServerOn(std::string_view node) const {
   for (const FaultJobServer& s : servers) {
     if (s.node == node) return &s;

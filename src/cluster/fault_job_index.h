@@ -146,7 +146,5 @@ FaultJob BuildFaultJob(const FaultJobSource& source);
 // Every job with a record, put one after another.
 FaultJobIndex BuildFaultJobIndex(const std::vector<FaultJobSource>& jobs);
 
-// The physical id at the end of an NPU name ("Ascend910-3" -> 3), or nullopt.
-std::optional<int64_t> PhysicalIdOf(std::string_view npu_name);
 
 }  // namespace clusterd::cluster

@@ -163,7 +163,7 @@ FaultMsgSignal BuildClusterFaultSignal(const std::vector<ClusterNodeFaults>& nod
       for (const NpuFault& f : n.device->faults) by_npu[f.npu_name].push_back(&f);
       for (const auto& [npu, list] : by_npu) {
         DeviceFaultSignalInfo dev;
-        auto id = PhysicalIdOf(npu);
+        auto id = n.device->PhysicalIdOf(npu);
         dev.device_id = id.has_value() ? std::to_string(*id) : npu;
         dev.device_type = std::string(kDeviceTypeNpu);
         // Unlike the original (the last fault's level wins), the most serious one does.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace clusterd::cluster {
@@ -32,7 +34,35 @@ bool IsBenignLevel(std::string_view level) {
 }
 
 std::string DeviceRecord::NpuName(int64_t physical_id) const {
+  if (!name_prefix.empty()) return absl::StrCat(name_prefix, physical_id);
   return absl::StrCat(device_type, "-", physical_id);
+}
+
+std::optional<int64_t> DeviceRecord::PhysicalIdOf(std::string_view npu_name) const {
+  // Without a known prefix, whatever follows the last '-' ("Ascend910-3"). A customised prefix
+  // need not end with '-' ("npu" + 3 = "npu3", "npu2" + 3 = "npu23"), so it is stripped whole.
+  std::string_view digits;
+  if (name_prefix.empty()) {
+    const size_t dash = npu_name.rfind('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    digits = npu_name.substr(dash + 1);
+  } else {
+    if (npu_name.substr(0, name_prefix.size()) != name_prefix) return std::nullopt;
+    digits = npu_name.substr(name_prefix.size());
+    if (digits.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(digits.front()))) {
+      return std::nullopt;
+    }
+  }
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(absl::string_view(digits.data(), digits.size()), &id) || id < 0) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+model::DeviceListKeys DeviceRecord::Keys() const {
+  if (!resource_name.empty()) return model::DeviceListKeys::WithBase(resource_name);
+  return model::DeviceListKeys::For(device_type);
 }
 
 void SortedInsert(std::vector<std::string>& set, const std::string& name) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/device_fault.h"
+#include "model/device_info.h"
 #include "model/fault_codes.h"
 #include "model/fault_level.h"
 #include "model/node_info.h"
@@ -63,10 +64,19 @@ struct DeviceRecord {
   int32_t super_pod_id = -1;
   int32_t server_index = -1;
   int32_t rack_id = 0;
+  // The node's names (deviceNameCustomization.json, seed 001 Table 7): the DeviceList base key
+  // and the NPU name prefix, as the intake found them ("": huawei.com/<device_type> and
+  // <device_type>-). Faults and lists keep the names the node wrote.
+  std::string resource_name;
+  std::string name_prefix;
   bool operator==(const DeviceRecord&) const = default;
 
-  // NPU name for a physical id: "<device_type>-<id>".
+  // NPU name for a physical id: "<device_type>-<id>", or the customised prefix and the id.
   std::string NpuName(int64_t physical_id) const;
+  // The physical id an NPU name of this node ends with ("Ascend910-3" -> 3), or nullopt.
+  std::optional<int64_t> PhysicalIdOf(std::string_view npu_name) const;
+  // The five DeviceList keys of this node.
+  model::DeviceListKeys Keys() const;
 };
 
 // A node's switch record, derived from the device CM's SwitchInfoCfg (§1.2.2, §1.4).

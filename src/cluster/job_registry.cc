@@ -197,7 +197,7 @@ bool JobRegistry::IgnoredSoftSharePodGroup(const PodGroupInfo& pg) const {
 
 void JobRegistry::ApplyPodGroup(store::WatchEventType type, const store::Object& object) {
   const std::string key = KeyOf(object);
-  absl::StatusOr<PodGroupInfo> decoded = model::PodGroupInfoFromObject(object);
+  absl::StatusOr<PodGroupInfo> decoded = model::PodGroupInfoFromObject(object, options_.naming);
   if (!decoded.ok()) {
     Reject("malformed_podgroup", absl::StrCat("podgroup ", key, ": ", decoded.status().message()),
            true);
@@ -273,7 +273,7 @@ void JobRegistry::ApplyPod(store::WatchEventType type, const store::Object& obje
     RemovePod(key);
     return;
   }
-  absl::StatusOr<PodInfo> decoded = model::PodInfoFromObject(object);
+  absl::StatusOr<PodInfo> decoded = model::PodInfoFromObject(object, options_.naming);
   if (!decoded.ok()) {
     Reject("malformed_pod", absl::StrCat("pod ", key, ": ", decoded.status().message()), true);
     RemovePod(key);

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/rate_limiter.h"
+#include "model/device_naming.h"
 #include "model/job_summary_signal.h"
 #include "model/pod_group_info.h"
 #include "model/pod_info.h"
@@ -61,6 +62,9 @@ class JobRegistry {
     absl::Duration consistency_period = absl::Hours(1);
     // The consistency re-check runs only when at most this many operations are pending.
     size_t consistency_max_pending = 5;
+    // deviceNameCustomization.json (clusterd --device-name-file): the renamed NPU resource and
+    // allocation annotation of pods and PodGroups.
+    model::DeviceNaming naming;
   };
   using SignalListener = std::function<void(const model::JobSummarySignal&)>;
 

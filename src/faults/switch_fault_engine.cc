@@ -15,7 +15,8 @@ bool SwitchFaultEngine::Submit(const SwitchFaultInput& input) {
   return true;
 }
 
-void SwitchFaultEngine::RunCycle(int64_t now_ms) {
+void SwitchFaultEngine::RunCycle(int64_t now_ms, bool npu_reset_running) {
+  reset_cycles_ = npu_reset_running ? reset_cycles_ + 1 : 0;
   active_.erase(std::remove_if(active_.begin(), active_.end(),
                                [](const Active& a) { return a.remove_next_cycle; }),
                 active_.end());
@@ -57,6 +58,10 @@ bool SwitchFaultEngine::HasTransient() const {
                      [](const Active& a) { return a.remove_next_cycle; });
 }
 
+bool SwitchFaultEngine::NextCycleChangesRecord() const {
+  return HasTransient() || (reset_cycles_ == 1 && !active_.empty());
+}
+
 model::SwitchInfo SwitchFaultEngine::Snapshot(const SwitchFaultCatalog& catalog,
                                               int64_t now_s) const {
   model::SwitchInfo info;
@@ -67,14 +72,18 @@ model::SwitchInfo SwitchFaultEngine::Snapshot(const SwitchFaultCatalog& catalog,
     info.node_status = std::string(model::kNodeStatusHealthy);
     return info;
   }
+  // §1.2.2: levels read NotHandle from the reset's second cycle only; the first cycle (the one
+  // that started the reset) shows the real levels with NodeStatus already forced Healthy.
+  const bool mask_levels = reset_cycles_ >= 2;
   SwitchLevel level = SwitchLevel::kNotHandle;
   std::map<uint32_t, std::set<uint32_t>> l2_ports;  // switch chip -> ports peering an L2 switch
   for (const Active& a : active_) {
     if (a.parsed.peer_port_device == model::kPeerL2 && a.input.assertion == Assertion::kOccur) {
       l2_ports[a.input.chip_id].insert(a.input.port_id);
     }
-    const std::optional<SwitchLevel> code_level = catalog.Level(a.input.assembled_code);
+    std::optional<SwitchLevel> code_level = catalog.Level(a.input.assembled_code);
     if (!code_level.has_value()) continue;  // unregistered: not reported, NotHandle
+    if (mask_levels) code_level = SwitchLevel::kNotHandle;
     level = std::max(level, *code_level);
     model::SwitchFaultEvent event;
     event.event_type = a.parsed.event_type;
@@ -95,7 +104,8 @@ model::SwitchInfo SwitchFaultEngine::Snapshot(const SwitchFaultCatalog& catalog,
     if (ports.size() >= static_cast<size_t>(kL2PortsForSeparate)) level = SwitchLevel::kSeparate;
   }
   info.fault_level = std::string(SwitchLevelName(level));
-  info.node_status = std::string(SwitchNodeStatus(level));
+  info.node_status =
+      std::string(reset_cycles_ >= 1 ? model::kNodeStatusHealthy : SwitchNodeStatus(level));
   return info;
 }
 

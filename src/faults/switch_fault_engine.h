@@ -21,12 +21,23 @@ class SwitchFaultEngine {
 
   // False (and nothing queued) when the assembled code is malformed.
   bool Submit(const SwitchFaultInput& input);
-  void RunCycle(int64_t now_ms);
+  // One cycle of the agent (one evaluation of the device-info ConfigMap). `npu_reset_running`:
+  // an A3 NPU hot reset is in progress on the node at the end of this cycle (the caller checks
+  // the chip family). Consecutive cycles with a reset running are one reset, whatever ring.
+  void RunCycle(int64_t now_ms, bool npu_reset_running = false);
 
   // The SwitchInfoCfg record of the last cycle (reporting enabled), UpdateTime = now_s.
+  // §1.2.2: while an A3 NPU hot reset is in progress NodeStatus reads Healthy; from the second
+  // cycle of the reset every per-code level reads NotHandle, and so does FaultLevel unless the
+  // 16-port rule forces Separate. Both end with the cycle that sees the reset over.
   model::SwitchInfo Snapshot(const SwitchFaultCatalog& catalog, int64_t now_s) const;
   // True when a once-only fault waits to be dropped by the next cycle.
   bool HasTransient() const;
+  // True when the next cycle changes the record without a new event: a transient fault, or a
+  // reset in its first cycle with faults whose levels the second cycle masks.
+  bool NextCycleChangesRecord() const;
+  // Cycles in a row that ended with an NPU hot reset running (0: none running).
+  int reset_cycles() const { return reset_cycles_; }
 
  private:
   struct Active {
@@ -37,6 +48,7 @@ class SwitchFaultEngine {
     bool added_this_cycle = false;
   };
   std::vector<Active> active_;
+  int reset_cycles_ = 0;
   std::vector<std::pair<SwitchFaultInput, AssembledCode>> pending_;
 };
 

@@ -12,8 +12,11 @@ namespace clusterd::model {
 using nlohmann::ordered_json;
 
 DeviceListKeys DeviceListKeys::For(std::string_view device_type) {
-  const std::string base =
-      absl::StrCat("huawei.com/", absl::string_view(device_type.data(), device_type.size()));
+  return WithBase(
+      absl::StrCat("huawei.com/", absl::string_view(device_type.data(), device_type.size())));
+}
+
+DeviceListKeys DeviceListKeys::WithBase(std::string base) {
   return DeviceListKeys{base, base + "-Unhealthy", base + "-NetworkUnhealthy", base + "-Recovering",
                         base + "-Fault"};
 }

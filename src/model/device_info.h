@@ -52,6 +52,8 @@ struct DeviceListKeys {
   std::string recovering;
   std::string fault;
   static DeviceListKeys For(std::string_view device_type);
+  // The keys built on `base` (the resource name, e.g. a customised DevicePublicType).
+  static DeviceListKeys WithBase(std::string base);
 };
 
 nlohmann::ordered_json ToJson(const NodeDeviceInfo& info);

@@ -40,11 +40,15 @@ bool PodGroupInfo::IsSoftShare() const {
   return Annotation(kAnnotationSchedulePolicy) == kSchedulePolicySoftShare;
 }
 
-std::string ResourceTypeOf(const Json& min_resources) {
+std::string ResourceTypeOf(const Json& min_resources, const DeviceNaming& naming) {
   if (!min_resources.is_object()) return std::string(kResourceTypeUnknown);
   std::set<std::string> keys;
   for (const auto& [k, _] : min_resources.items()) keys.insert(k);
   for (const std::string& key : keys) {
+    if (std::optional<std::string> type = naming.CustomTypeOf(key); type.has_value()) {
+      return *type == "Ascend910" ? std::string(kResourceTypeAscend910)
+                                  : std::string(kResourceTypeAscend310);
+    }
     if (key == "huawei.com/npu") return std::string(kResourceTypeNpu);
     if (absl::StrContains(key, "Ascend910")) return std::string(kResourceTypeAscend910);
     if (absl::StrContains(key, "Ascend310")) return std::string(kResourceTypeAscend310);
@@ -52,7 +56,7 @@ std::string ResourceTypeOf(const Json& min_resources) {
   return std::string(kResourceTypeUnknown);
 }
 
-absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(const Json& pg) {
+absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(const Json& pg, const DeviceNaming& naming) {
   PodGroupInfo info;
   const Json* md = Child(pg, "metadata");
   const Json* name = md == nullptr ? nullptr : Child(*md, "name");
@@ -74,7 +78,7 @@ absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(const Json& pg) {
       info.min_member = mm->get<int64_t>();
     }
     if (const Json* mr = Child(*spec, "minResources"); mr != nullptr && !mr->is_null()) {
-      info.resource_type = ResourceTypeOf(*mr);
+      info.resource_type = ResourceTypeOf(*mr, naming);
     }
   }
   return info;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "model/device_naming.h"
 #include "model/pod_info.h"
 #include "nlohmann/json.hpp"
 
@@ -43,12 +44,15 @@ struct PodGroupInfo {
 };
 
 // Decodes a PodGroup. Fails only when the object has no metadata.name.
-absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(const nlohmann::ordered_json& pg);
+absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(
+    const nlohmann::ordered_json& pg, const DeviceNaming& naming = DeviceNaming::Fixed());
 
 // §1.3: the resource type from the keys of spec.minResources (visited in sorted order, since
 // the original's order is unspecified): `huawei.com/npu` -> npu; contains Ascend910 ->
 // Ascend910; contains Ascend310 -> Ascend310 (so Ascend310P yields Ascend310, a kept quirk);
-// no key matches -> unknown.
-std::string ResourceTypeOf(const nlohmann::ordered_json& min_resources);
+// no key matches -> unknown. A customised DevicePublicType of `naming` gives its ResourceType
+// (Ascend310P as Ascend310, the same quirk).
+std::string ResourceTypeOf(const nlohmann::ordered_json& min_resources,
+                           const DeviceNaming& naming = DeviceNaming::Fixed());
 
 }  // namespace clusterd::model

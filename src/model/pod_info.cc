@@ -49,7 +49,7 @@ std::optional<int64_t> Atoi(std::string_view text) {
   return value;
 }
 
-void ReadContainers(const Json& containers, PodInfo& info) {
+void ReadContainers(const Json& containers, const DeviceNaming& naming, PodInfo& info) {
   if (!containers.is_array()) return;
   for (const Json& c : containers) {
     if (!c.is_object()) continue;
@@ -58,7 +58,7 @@ void ReadContainers(const Json& containers, PodInfo& info) {
       if (const Json* limits = Child(*resources, "limits");
           limits != nullptr && limits->is_object()) {
         for (const auto& [name, _] : limits->items()) {
-          if (absl::StrContains(name, Sv(kNpuResourcePrefix))) info.needs_npu = true;
+          if (naming.IsNpuResource(name)) info.needs_npu = true;
         }
       }
     }
@@ -116,7 +116,7 @@ std::string PodInfo::Label(std::string_view key) const {
   return it == labels.end() ? std::string() : it->second;
 }
 
-absl::StatusOr<PodInfo> PodInfoFromObject(const Json& pod) {
+absl::StatusOr<PodInfo> PodInfoFromObject(const Json& pod, const DeviceNaming& naming) {
   PodInfo info;
   const Json* md = Child(pod, "metadata");
   if (md == nullptr || StringAt(*md, "name").empty()) {
@@ -131,9 +131,8 @@ absl::StatusOr<PodInfo> PodInfoFromObject(const Json& pod) {
 
   std::map<std::string, std::string> annotations = StringMapAt(*md, "annotations");
   std::optional<std::string> allocation_text;
-  for (std::string_view key :
-       {kAnnotationAscend910Configuration, kAnnotationAscendNpuConfiguration}) {
-    auto it = annotations.find(std::string(key));
+  for (const std::string& key : naming.AllocationAnnotationKeys()) {
+    auto it = annotations.find(key);
     if (it == annotations.end()) continue;
     if (!allocation_text.has_value()) {
       allocation_text = it->second;
@@ -170,7 +169,7 @@ absl::StatusOr<PodInfo> PodInfoFromObject(const Json& pod) {
   if (const Json* spec = Child(pod, "spec"); spec != nullptr) {
     info.node_name = StringAt(*spec, "nodeName");
     if (const Json* containers = Child(*spec, "containers"); containers != nullptr) {
-      ReadContainers(*containers, info);
+      ReadContainers(*containers, naming, info);
     }
   }
   if (const Json* status = Child(pod, "status"); status != nullptr) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "model/device_naming.h"
 #include "model/pod_device_allocation.h"
 #include "nlohmann/json.hpp"
 
@@ -35,7 +36,8 @@ inline constexpr std::string_view kLabelJobName = "job-name";
 inline constexpr std::string_view kEnvMasterAddr = "MASTER_ADDR";
 // Where pods mount the data-trace switch file (§5.2).
 inline constexpr std::string_view kDataTraceMountPath = "/user/cluster-info/datatrace-config";
-// A container limit whose name contains this means the pod needs an NPU allocation (§1.4).
+// A container limit whose name contains this means the pod needs an NPU allocation (§1.4); so
+// does a customised DevicePublicType (DeviceNaming::IsNpuResource).
 inline constexpr std::string_view kNpuResourcePrefix = "huawei.com/";
 
 inline constexpr std::string_view kPodPhaseRunning = "Running";
@@ -97,8 +99,11 @@ struct PodInfo {
   std::string Key() const { return ns + "/" + name; }
 };
 
-// Decodes a pod. Fails only when the object has no metadata.name.
-absl::StatusOr<PodInfo> PodInfoFromObject(const nlohmann::ordered_json& pod);
+// Decodes a pod. Fails only when the object has no metadata.name. `naming` says which container
+// limits ask for NPUs and which annotations hold the allocation (deviceNameCustomization.json
+// renames the resource and the Ascend910 annotation).
+absl::StatusOr<PodInfo> PodInfoFromObject(const nlohmann::ordered_json& pod,
+                                          const DeviceNaming& naming = DeviceNaming::Fixed());
 
 // §1.4: the pod has >= 1 container and either needs no NPU or carries an allocation annotation.
 bool DeviceAllocationComplete(const PodInfo& pod);

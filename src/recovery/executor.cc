@@ -132,7 +132,7 @@ absl::StatusOr<JobView> RecoveryExecutor::ReadView(const JobIdentity& id) const 
   absl::StatusOr<std::vector<store::Object>> pods =
       pod_lister_ ? pod_lister_(id.ns, id.pod_group_name) : ListPodsOf(id.ns, id.pod_group_name);
   if (!pods.ok()) return pods.status();
-  JobView view = BuildJobView(pg.ok() ? &*pg : nullptr, *pods);
+  JobView view = BuildJobView(pg.ok() ? &*pg : nullptr, *pods, naming_);
   view.job_name = id.job_name;
   return view;
 }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "model/device_naming.h"
 #include "recovery/command.h"
 #include "recovery/cycle_log.h"
 #include "recovery/event.h"
@@ -109,6 +110,9 @@ class RecoveryExecutor {
 
   // Told of every cycle's start, strategy and end (goodput); set before Start or RestoreAll.
   void SetCycleObserver(CycleObserver* observer) { cycle_observer_ = observer; }
+  // deviceNameCustomization.json: the renamed NPU resource and allocation annotation of the
+  // jobs' pods (BuildJobView). Set before Start or RestoreAll.
+  void SetDeviceNaming(model::DeviceNaming naming) { naming_ = std::move(naming); }
 
   // Production: `workers` threads process the jobs; timers wake their job by themselves.
   void Start(int workers);
@@ -201,6 +205,7 @@ class RecoveryExecutor {
   FaultCentrePort* fault_centre_;
   PodLister pod_lister_;
   CycleObserver* cycle_observer_ = nullptr;  // set before the workers start
+  model::DeviceNaming naming_;               // set before the workers start
 
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

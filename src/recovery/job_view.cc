@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/time.h"
+#include "model/pod_device_allocation.h"
 #include "nlohmann/json.hpp"
 #include "recovery/vocabulary.h"
 
@@ -13,7 +14,8 @@ namespace {
 
 using store::Object;
 
-// `super_pod_id` of the allocation annotation's JSON; -2 when absent or unreadable.
+// `super_pod_id` of the allocation annotation's JSON (jobs-ranktable-diagnosis.md §1.4: >= 0 on
+// super-pod members); -2 when absent or unreadable.
 int64_t SuperPodIdOf(const std::string& allocation) {
   if (allocation.empty()) return -2;
   const nlohmann::json alloc = nlohmann::json::parse(allocation, nullptr, false);
@@ -56,7 +58,8 @@ int64_t QuantityOf(const Object& value) {
 }
 
 // NPUs the pod's containers ask for, and the MINDIO_WAIT_MINDX_TIME env if any.
-void ReadContainers(const Object& pod, int64_t& npus, std::optional<int64_t>& mindio_wait) {
+void ReadContainers(const Object& pod, const model::DeviceNaming& naming, int64_t& npus,
+                    std::optional<int64_t>& mindio_wait) {
   npus = 0;
   const auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) return;
@@ -69,7 +72,9 @@ void ReadContainers(const Object& pod, int64_t& npus, std::optional<int64_t>& mi
       const auto limits = resources->find("limits");
       if (limits != resources->end() && limits->is_object()) {
         for (const auto& [name, value] : limits->items()) {
-          if (absl::StartsWith(name, "huawei.com/")) npus += QuantityOf(value);
+          if (absl::StartsWith(name, "huawei.com/") || naming.CustomTypeOf(name).has_value()) {
+            npus += QuantityOf(value);
+          }
         }
       }
     }
@@ -107,7 +112,9 @@ bool JobView::HasAnnotation(std::string_view key) const {
   return pod_group_annotations.count(std::string(key)) > 0;
 }
 
-JobView BuildJobView(const Object* pod_group, const std::vector<Object>& pods) {
+JobView BuildJobView(const Object* pod_group, const std::vector<Object>& pods,
+                     const model::DeviceNaming& naming) {
+  const std::vector<std::string> allocation_keys = naming.AllocationAnnotationKeys();
   JobView view;
   if (pod_group != nullptr && pod_group->is_object()) {
     view.exists = true;
@@ -132,11 +139,17 @@ JobView BuildJobView(const Object* pod_group, const std::vector<Object>& pods) {
     p.in_hot_switch_flow = ValueOr(annotations, kAnnotationInHotSwitchFlow) == "true";
     p.backup_new_pod_name = ValueOr(annotations, kAnnotationBackupNewPodName);
     p.created = CreatedOf(pod);
-    p.super_pod_id = SuperPodIdOf(ValueOr(annotations, kAnnotationAllocation));
+    // The 910 allocation annotation (renamed by PodConfigurationName when customised).
+    std::string allocation;
+    for (const std::string& key : allocation_keys) {
+      if (key == model::kAnnotationAscendNpuConfiguration) break;
+      if (allocation = ValueOr(annotations, key); !allocation.empty()) break;
+    }
+    p.super_pod_id = SuperPodIdOf(allocation);
     if (p.super_pod_id >= 0) view.super_pod = true;
     int64_t npus = 0;
     std::optional<int64_t> mindio_wait;
-    ReadContainers(pod, npus, mindio_wait);
+    ReadContainers(pod, naming, npus, mindio_wait);
     d = std::max(d, npus);
     if (p.backup) {
       view.backup_pods.push_back(std::move(p));

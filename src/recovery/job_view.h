@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "model/device_naming.h"
 #include "recovery/job_config.h"
 #include "store/object_store.h"
 
@@ -55,8 +56,11 @@ struct JobView {
 };
 
 // Builds a view from the store objects (pure): the PodGroup (may be null when it is gone) and
-// the job's pods. D is the largest number of huawei.com/ NPUs any pod's containers request
-// (limits), at least 1. Pods without a decimal hccl/rankIndex are left out, except backups.
-JobView BuildJobView(const store::Object* pod_group, const std::vector<store::Object>& pods);
+// the job's pods. D is the largest number of NPUs (huawei.com/ resources, or a customised
+// DevicePublicType of `naming`) any pod's containers request (limits), at least 1; the super
+// pod comes from the first allocation annotation of `naming` a pod has. Pods without a decimal
+// hccl/rankIndex are left out, except backups.
+JobView BuildJobView(const store::Object* pod_group, const std::vector<store::Object>& pods,
+                     const model::DeviceNaming& naming = model::DeviceNaming::Fixed());
 
 }  // namespace clusterd::recovery

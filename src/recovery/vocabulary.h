@@ -150,10 +150,6 @@ inline constexpr std::string_view kEnvMindioWaitTime = "MINDIO_WAIT_MINDX_TIME";
 inline constexpr std::string_view kResetConfigPrefix = "reset-config-";
 inline constexpr std::string_view kResetJsonKey = "reset.json";
 inline constexpr std::string_view kCheckCodeKey = "checkCode";
-// The device plugin's allocation annotation on a pod (jobs-ranktable-diagnosis.md §1.4); its
-// `super_pod_id` is >= 0 on super-pod members.
-inline constexpr std::string_view kAnnotationAllocation =
-    "ascend.kubectl.kubernetes.io/ascend-910-configuration";
 inline constexpr std::string_view kFaultJobInfoNamespace = "cluster-system";
 inline constexpr std::string_view kFaultJobInfoName = "fault-job-info";
 // The durable record of a job's recovery (beyond the original): one ConfigMap per job in the

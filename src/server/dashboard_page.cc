@@ -65,9 +65,9 @@ const jobName=id=>names[id]||id;
 async function get(p){const r=await fetch(p);if(!r.ok)throw new Error(p+": "+r.status);return r.json();}
 const optional=p=>get(p).catch(()=>({items:[]}));
 function npuNames(cm){const out=new Set();try{const cfg=JSON.parse(cm.data.DeviceInfoCfg);
- const list=(cfg.DeviceInfo||{}).DeviceList||{};for(const [k,v] of Object.entries(list)){if(!k.startsWith("huawei.com/"))continue;
+ const list=(cfg.DeviceInfo||{}).DeviceList||{};for(const [k,v] of Object.entries(list)){if(!k.includes("/"))continue;
  if(k.endsWith("-Fault"))continue;for(const n of String(v).split(",")){if(n)out.add(n);}}}catch(e){}return out;}
-function npuId(n){const m=/-(\d+)$/.exec(String(n));return m?Number(m[1]):(/^\d+$/.test(String(n))?Number(n):-1);}
+function npuId(n){const m=/-(\d+)$/.exec(String(n))||/^[A-Za-z][A-Za-z-]*(\d+)$/.exec(String(n));return m?Number(m[1]):(/^\d+$/.test(String(n))?Number(n):-1);}
 function secs(v){if(v===null||v===undefined)return "-";const s=Number(v);if(s<60)return s.toFixed(s<10?2:1)+"s";
  if(s<3600)return (s/60).toFixed(1)+"m";return (s/3600).toFixed(1)+"h";}
 function pct(v){return v===null||v===undefined?"-":(100*v).toFixed(1)+"%";}

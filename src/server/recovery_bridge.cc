@@ -111,6 +111,7 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
           })),
       controller_({.name = "recover_bridge", .thread_name = "recover-bridge"}, clock,
                   [this](const std::string& key, int) { return Reconcile(key); }) {
+  executor_->SetDeviceNaming(options_.naming);
   // AlreadyExists: another bridge over the same informers registered the same function.
   (void)informers_->For(store::kPods)
       .AddIndex(recovery::kPodGroupIndex, recovery::PodGroupIndexValues);

@@ -16,6 +16,7 @@
 #include "cluster/fault_job_faults.h"
 #include "cluster/job_registry.h"
 #include "common/clock.h"
+#include "model/device_naming.h"
 #include "nlohmann/json.hpp"
 #include "recovery/executor.h"
 #include "recovery/om_request.h"
@@ -44,6 +45,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
     int workers = 2;             // executor strands run on this many threads
     size_t max_jobs = 10000;     // §2.3 Register step 4
     int pod_group_attempts = 4;  // §2.3 Register step 5 patch attempts
+    // deviceNameCustomization.json (clusterd --device-name-file), for the jobs' pods.
+    model::DeviceNaming naming;
   };
   // §2.3 answer of Init / Register: the wire Status.
   struct Answer {

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "npu_agent.grpc.pb.h"
+#include "npu_agent_process.h"
 #include "store/object_store.h"
 #include "test_env.h"
 
@@ -26,82 +27,13 @@ namespace clusterd {
 namespace {
 
 using nlohmann::ordered_json;
+using testing::AgentProcess;
 using testing::CommandResult;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// A running npu-agent on `dir`/state, stopped (SIGTERM) at the end of the test.
-class AgentProcess {
- public:
-  AgentProcess(const TempDir& dir, std::vector<std::string> extra_args) : dir_(dir) {
-    std::vector<std::string> argv = {NPU_AGENT_BIN,
-                                     "--node",
-                                     "node-1",
-                                     "--store",
-                                     "dir:" + dir.path() + "/state",
-                                     "--npus",
-                                     "8",
-                                     "--listen-info-file",
-                                     dir.path() + "/info.json"};
-    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-    auto proc = Subprocess::Start({argv, dir.path() + "/agent.out", dir.path() + "/agent.err"});
-    EXPECT_TRUE(proc.ok()) << proc.status();
-    if (proc.ok()) proc_.emplace(*std::move(proc));
-  }
-  ~AgentProcess() { Stop(); }
-
-  int Stop() {
-    if (!proc_.has_value()) return -1;
-    proc_->Signal(SIGTERM);
-    auto rc = proc_->Wait(absl::Seconds(10));
-    proc_.reset();
-    return rc.ok() ? *rc : -1;
-  }
-  std::string Log() const { return ReadFile(dir_.path() + "/agent.err"); }
-  // The listen-info file, once the agent is running.
-  ordered_json Info() const {
-    for (int i = 0; i < 200; ++i) {
-      const std::string text = ReadFile(dir_.path() + "/info.json");
-      if (!text.empty()) return ordered_json::parse(text);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return nullptr;
-  }
-
- private:
-  const TempDir& dir_;
-  std::optional<Subprocess> proc_;
-};
-
-// Waits (real time: this is a real process) until the device-info CM satisfies `pred`.
-ordered_json WaitForDeviceInfo(const TempDir& dir,
-                               const std::function<bool(const ordered_json&)>& pred,
-                               absl::Duration timeout = absl::Seconds(15)) {
-  const std::string path =
-      dir.path() + "/state/configmaps/kube-system/mindx-dl-deviceinfo-node-1.json";
-  const absl::Time deadline = absl::Now() + timeout;
-  ordered_json last;
-  while (absl::Now() < deadline) {
-    const std::string text = ReadFile(path);
-    if (!text.empty()) {
-      ordered_json cm = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (!cm.is_discarded()) {
-        last = cm;
-        if (pred(cm["data"])) return cm["data"];
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ADD_FAILURE() << "device-info ConfigMap never matched; last: " << last.dump();
-  return last.is_null() ? ordered_json() : last["data"];
-}
+using testing::WaitForDeviceInfo;
+using testing::WriteScript;
 
 // The DeviceInfoCfg text with its times and CheckCode masked, after checking that CheckCode is
 // the SHA-256 of the DeviceInfo part (computed here, not by the model code).
@@ -118,12 +50,6 @@ std::string MaskedDeviceInfoCfg(const std::string& text) {
   std::string masked = std::regex_replace(text, std::regex(R"((\\"fault_time\\":)\d+)"), "$1T");
   masked = std::regex_replace(masked, std::regex(R"(("UpdateTime":)\d+)"), "$1U");
   return std::regex_replace(masked, std::regex(R"(("CheckCode":")[0-9a-f]{64})"), "$1C");
-}
-
-std::string WriteScript(const TempDir& dir, const std::string& text) {
-  const std::string path = dir.path() + "/faults.jsonl";
-  std::ofstream(path) << text;
-  return path;
 }
 
 TEST(NpuAgent, ScriptSourceWritesTheDeviceInfoConfigMap) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "agent/agent_core.h"
+#include "agent/config_map_io.h"
 #include "agent/script_schedule.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
@@ -20,6 +21,33 @@ inline AgentOptions TestOptions(std::string chip = "Ascend910", int npus = 8) {
   o.files = PolicyFiles::InDirectory(CLUSTERD_DATA_DIR);
   o.zone = absl::UTCTimeZone();
   return o;
+}
+
+// A pod of job `job1` (rank index 1) holding NPUs 2 and 3 of node-1 (allocation annotation
+// `allocation_key`), and the job's reset-config ConfigMap as the job template creates it.
+inline void AddGraceJob(
+    store::ObjectStore& store,
+    const std::string& allocation_key = "ascend.kubectl.kubernetes.io/ascend-910-configuration") {
+  store::Object pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "job1-worker-1"},
+        {"namespace", "default"},
+        {"labels", {{"job-name", "job1"}}},
+        {"annotations",
+         {{"hccl/rankIndex", "1"},
+          {allocation_key,
+           R"({"pod_name":"job1-worker-1","server_id":"u","host_ip":"10.0.0.1","super_pod_id":-2,"devices":[{"device_id":"2","device_ip":"-1","super_device_id":"0"},{"device_id":"3","device_ip":"-1","super_device_id":"0"}],"rack_id":-2,"server_index":"-2","server_ip":"10.0.0.1"})"}}}}},
+      {"spec", {{"nodeName", "node-1"}}},
+      {"status", {{"phase", "Running"}}}};
+  ASSERT_TRUE(store.Create("pods", pod).ok());
+  ASSERT_TRUE(
+      WriteConfigMap(store, {"default",
+                             "reset-config-job1",
+                             {{"reset", "true"}},
+                             {{"reset.json", R"({"status":"initializing"})"}, {"checkCode", ""}}})
+          .ok());
 }
 
 // An agent on a memory store and a manual clock starting at 1718000000 s.

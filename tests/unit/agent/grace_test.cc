@@ -11,6 +11,7 @@
 namespace clusterd::agent {
 namespace {
 
+using testing::AddGraceJob;
 using testing::AgentFixture;
 using testing::TestOptions;
 
@@ -22,31 +23,6 @@ AgentOptions GraceOptions(std::set<int> fail = {}) {
   o.reset_duration_ms = 10000;
   o.reset_fail_npus = std::move(fail);
   return o;
-}
-
-// A pod of job `job1` (rank index 1) holding NPUs 2 and 3 of node-1, and the job's
-// reset-config ConfigMap as the job template creates it.
-void AddJob(store::ObjectStore& store) {
-  store::Object pod = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", "job1-worker-1"},
-        {"namespace", "default"},
-        {"labels", {{"job-name", "job1"}}},
-        {"annotations",
-         {{"hccl/rankIndex", "1"},
-          {"ascend.kubectl.kubernetes.io/ascend-910-configuration",
-           R"({"pod_name":"job1-worker-1","server_id":"u","host_ip":"10.0.0.1","super_pod_id":-2,"devices":[{"device_id":"2","device_ip":"-1","super_device_id":"0"},{"device_id":"3","device_ip":"-1","super_device_id":"0"}],"rack_id":-2,"server_index":"-2","server_ip":"10.0.0.1"})"}}}}},
-      {"spec", {{"nodeName", "node-1"}}},
-      {"status", {{"phase", "Running"}}}};
-  ASSERT_TRUE(store.Create("pods", pod).ok());
-  ASSERT_TRUE(
-      WriteConfigMap(store, {"default",
-                             "reset-config-job1",
-                             {{"reset", "true"}},
-                             {{"reset.json", R"({"status":"initializing"})"}, {"checkCode", ""}}})
-          .ok());
 }
 
 model::TaskResetInfo ResetInfo(AgentFixture& f) {
@@ -66,7 +42,7 @@ std::string DeviceListKey(AgentFixture& f, const std::string& key) {
 
 TEST(GracefulTolerance, RestartNpuFaultIsHotResetAndRecovered) {
   AgentFixture f(GraceOptions());
-  AddJob(*f.store);
+  AddGraceJob(*f.store);
   f.StartWithScript(
       R"({"at_ms": 500, "kind": "chip", "npu": 3, "code": "80E18005", "assertion": "occur"})");
   f.core->Step();
@@ -99,7 +75,7 @@ TEST(GracefulTolerance, RestartNpuFaultIsHotResetAndRecovered) {
 
 TEST(GracefulTolerance, FailedResetIsolatesAndIsNotOverwritten) {
   AgentFixture f(GraceOptions({3}));
-  AddJob(*f.store);
+  AddGraceJob(*f.store);
   f.StartWithScript(
       R"({"at_ms": 500, "kind": "chip", "npu": 3, "code": "80E18005", "assertion": "occur"})");
   f.RunUntil(kStart + absl::Seconds(45));
@@ -114,7 +90,7 @@ TEST(GracefulTolerance, FailedResetIsolatesAndIsNotOverwritten) {
 
 TEST(GracefulTolerance, JobsWithoutResetConfigAreLeftAlone) {
   AgentFixture f(GraceOptions());
-  AddJob(*f.store);
+  AddGraceJob(*f.store);
   ASSERT_TRUE(DeleteConfigMap(*f.store, "default", "reset-config-job1").ok());
   f.StartWithScript(
       R"({"at_ms": 500, "kind": "chip", "npu": 3, "code": "80E18005", "assertion": "occur"})");

@@ -60,14 +60,19 @@ struct NodeSpec {
   int32_t super_pod_id = -1;
   std::string switch_info;  // SwitchInfoCfg value; "" = key absent
   std::string type = "Ascend910";
+  // A node renamed by deviceNameCustomization.json: DevicePublicType and DevicePublicNamePre.
+  std::string resource_name;
+  std::string name_prefix;
 };
 
 inline std::string DeviceInfoCfgText(const NodeSpec& s) {
   model::DeviceInfoCfg cfg;
-  const auto keys = model::DeviceListKeys::For(s.type);
+  const auto keys = s.resource_name.empty() ? model::DeviceListKeys::For(s.type)
+                                             : model::DeviceListKeys::WithBase(s.resource_name);
   std::string available;
   for (int i = 0; i < s.npus; ++i) {
-    const std::string name = s.type + "-" + std::to_string(i);
+    const std::string name =
+        (s.name_prefix.empty() ? s.type + "-" : s.name_prefix) + std::to_string(i);
     bool skip = false;
     for (const auto& u : s.unhealthy) skip = skip || u == name;
     for (const auto& a : s.allocated) skip = skip || a == name;

@@ -29,7 +29,9 @@ struct PodSpec {
   int devices = 8;
   std::string device_ip_prefix = "10.1.0.";  // device i gets prefix + (10 + i)
   bool needs_npu = true;
+  std::string resource = "huawei.com/Ascend910";  // the container limit asking for NPUs
   bool with_allocation = true;
+  std::string allocation_key = "ascend.kubectl.kubernetes.io/ascend-910-configuration";
   std::string allocation_override;  // raw annotation value, when set
   std::string container_id = "containerd://3f1e0c2a9b7d";
   std::vector<std::pair<std::string, std::string>> extra_annotations;
@@ -55,7 +57,7 @@ inline Json PodObject(const PodSpec& p) {
   Json annotations = Json::object();
   if (!p.rank_index.empty()) annotations["hccl/rankIndex"] = p.rank_index;
   if (p.with_allocation) {
-    annotations["ascend.kubectl.kubernetes.io/ascend-910-configuration"] =
+    annotations[p.allocation_key] =
         p.allocation_override.empty() ? AllocationJson(p) : p.allocation_override;
   }
   for (const auto& [k, v] : p.extra_annotations) annotations[k] = v;
@@ -73,7 +75,7 @@ inline Json PodObject(const PodSpec& p) {
                                                 {"controller", p.owner_controller}}});
   }
   Json container = {{"name", "ascend"}, {"image", "train:latest"}};
-  if (p.needs_npu) container["resources"] = {{"limits", {{"huawei.com/Ascend910", "8"}}}};
+  if (p.needs_npu) container["resources"] = {{"limits", {{p.resource, "8"}}}};
   if (!p.master_addr_env.empty()) {
     container["env"] = Json::array({{{"name", "MASTER_ADDR"}, {"value", p.master_addr_env}}});
   }

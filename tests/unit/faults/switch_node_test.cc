@@ -119,6 +119,55 @@ TEST(SwitchFaultEngine, SixteenOrMoreL2PortsOfOneChipForceSeparate) {
   EXPECT_EQ(notices.Snapshot(catalog, 1).fault_level, "NotHandle");  // notices are not "occur"
 }
 
+TEST(SwitchFaultEngine, AHotResetForcesHealthyThenNotHandleUntilItEnds) {
+  const SwitchFaultCatalog catalog = ShippedSwitchCatalog();
+  SwitchFaultEngine engine;
+  engine.Submit(Switch("[0x00f1fef5,155914,npu,na]", 1, 7, Assertion::kOccur));  // RestartRequest
+  engine.RunCycle(1718000000000);
+  EXPECT_FALSE(engine.NextCycleChangesRecord());
+  engine.RunCycle(1718000001000, /*npu_reset_running=*/true);  // the reset's first cycle
+  model::SwitchInfo info = engine.Snapshot(catalog, 1718000001);
+  EXPECT_EQ(info.node_status, "Healthy");
+  EXPECT_EQ(info.fault_level, "RestartRequest");
+  EXPECT_EQ(info.fault_time_and_level_map->at("[0x00f1fef5,155914,npu,na]_1_7").fault_level,
+            "RestartRequest");
+  EXPECT_TRUE(engine.NextCycleChangesRecord());
+  engine.RunCycle(1718000002000, true);  // second cycle
+  info = engine.Snapshot(catalog, 1718000002);
+  EXPECT_EQ(
+      model::RenderSwitchInfo(info),
+      R"({"FaultCode":["{\"EventType\":15859445,\"AssembledFaultCode\":\"[0x00f1fef5,155914,npu,na]\",\"PeerPortDevice\":1,\"PeerPortId\":0,\"SwitchChipId\":1,\"SwitchPortId\":7,\"Severity\":0,\"Assertion\":1,\"AlarmRaisedTime\":1718000000000}"],"FaultLevel":"NotHandle","UpdateTime":1718000002,"NodeStatus":"Healthy","FaultTimeAndLevelMap":{"[0x00f1fef5,155914,npu,na]_1_7":{"fault_time":1718000000000,"fault_level":"NotHandle"}}})");
+  EXPECT_FALSE(engine.NextCycleChangesRecord());
+  engine.RunCycle(1718000003000, true);
+  EXPECT_EQ(engine.Snapshot(catalog, 1718000003).fault_level, "NotHandle");
+  engine.RunCycle(1718000004000, false);  // the reset is over
+  info = engine.Snapshot(catalog, 1718000004);
+  EXPECT_EQ(info.node_status, "UnHealthy");
+  EXPECT_EQ(info.fault_level, "RestartRequest");
+  EXPECT_EQ(info.fault_time_and_level_map->at("[0x00f1fef5,155914,npu,na]_1_7").fault_level,
+            "RestartRequest");
+  // A reset that starts again begins again with its first cycle.
+  engine.RunCycle(1718000005000, true);
+  EXPECT_EQ(engine.Snapshot(catalog, 1718000005).fault_level, "RestartRequest");
+  EXPECT_EQ(engine.Snapshot(catalog, 1718000005).node_status, "Healthy");
+}
+
+TEST(SwitchFaultEngine, SixteenL2PortsStillForceSeparateDuringAHotReset) {
+  const SwitchFaultCatalog catalog = ShippedSwitchCatalog();
+  SwitchFaultEngine engine;
+  for (uint32_t port = 0; port < 16; ++port) {
+    engine.Submit(Switch("[0x08520003,na,L2,na]", 2, port, Assertion::kOccur));
+  }
+  engine.Submit(Switch("[0x00f1fef5,155914,npu,na]", 1, 7, Assertion::kOccur));
+  engine.RunCycle(1718000000000, true);
+  engine.RunCycle(1718000001000, true);
+  const model::SwitchInfo info = engine.Snapshot(catalog, 1718000001);
+  EXPECT_EQ(info.fault_level, "Separate");
+  EXPECT_EQ(info.node_status, "Healthy");  // forced whatever the level
+  EXPECT_EQ(info.fault_time_and_level_map->at("[0x00f1fef5,155914,npu,na]_1_7").fault_level,
+            "NotHandle");
+}
+
 TEST(NodeFaultCatalog, ShippedFile) {
   auto c = NodeFaultCatalog::Parse(ReadDataFile("NodeDConfiguration.json"));
   ASSERT_TRUE(c.ok()) << c.status();

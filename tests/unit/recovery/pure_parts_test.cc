@@ -280,5 +280,31 @@ TEST(JobView, SuperPodComesFromTheAllocationAndABadOneIsNoSuperPod) {
   EXPECT_EQ(sp.Pod(1)->super_pod_id, -2);
 }
 
+TEST(JobView, RenamedDevicesCountAndCarryTheSuperPod) {
+  // deviceNameCustomization.json: the NPU resource and the 910 allocation annotation renamed.
+  const model::DeviceNaming naming({{"Ascend910", "example.com/npu910", "npu910-",
+                                     "example.com/npu910-configuration"}});
+  const store::Object pod = {
+      {"metadata",
+       {{"name", "p0"},
+        {"namespace", "ns"},
+        {"uid", "uid-0"},
+        {"annotations",
+         {{"hccl/rankIndex", "0"},
+          {"example.com/npu910-configuration", R"({"super_pod_id":4})"}}}}},
+      {"spec",
+       {{"nodeName", "node-0"},
+        {"containers",
+         {{{"name", "c"}, {"resources", {{"limits", {{"example.com/npu910", 16}}}}}}}}}}};
+  const JobView v = BuildJobView(nullptr, {pod}, naming);
+  EXPECT_EQ(v.npus_per_pod, 16);
+  EXPECT_TRUE(v.super_pod);
+  EXPECT_EQ(v.Pod(0)->super_pod_id, 4);
+  // Read by the fixed names, the same pod asks for no NPU and names no super pod.
+  const JobView fixed = BuildJobView(nullptr, {pod});
+  EXPECT_EQ(fixed.npus_per_pod, 1);
+  EXPECT_FALSE(fixed.super_pod);
+}
+
 }  // namespace
 }  // namespace clusterd::recovery
