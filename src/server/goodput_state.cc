@@ -1,8 +1,10 @@
 #include "server/goodput_state.h"
 
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cluster/config_map_io.h"
 #include "common/log.h"
 
 namespace clusterd::server {
@@ -30,20 +32,10 @@ std::string DataString(const nlohmann::json& data, const char* key) {
   return it != data.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// Update, or Create when the ConfigMap does not exist yet.
-absl::Status Put(store::ObjectStore& store, std::string_view name, nlohmann::json data) {
-  store::Object cm = {{"apiVersion", "v1"},
-                      {"kind", "ConfigMap"},
-                      {"metadata",
-                       {{"name", std::string(name)},
-                        {"namespace", std::string(kNamespace)},
-                        {"labels", {{"app.kubernetes.io/part-of", "clusterd"}}}}},
-                      {"data", std::move(data)}};
-  absl::StatusOr<store::Object> written = store.Update(store::kConfigMaps, cm);
-  if (!written.ok() && absl::IsNotFound(written.status())) {
-    written = store.Create(store::kConfigMaps, cm);
-  }
-  return written.status();
+absl::Status Put(store::ObjectStore& store, std::string_view name,
+                 std::map<std::string, std::string> data) {
+  return cluster::WriteWholeConfigMap(store, kNamespace, std::string(name), data,
+                                      {{"app.kubernetes.io/part-of", "clusterd"}});
 }
 
 }  // namespace
@@ -72,7 +64,8 @@ absl::StatusOr<GoodputStateStore::State> GoodputStateStore::Load() {
   state.ledger.erase(kShardCountField);
   if (!count.is_number_integer() || count.get<int64_t>() < 0 || count.get<int64_t>() > kMaxShards ||
       !state.ledger.contains("jobs") || !state.ledger["jobs"].is_array()) {
-    state.ledger = nlohmann::json();  // refused by the ledger, with its reason
+    // Refused by the ledger (logged and counted as malformed), as an unparsable state is.
+    state.ledger = nlohmann::json(nlohmann::json::value_t::discarded);
     return state;
   }
   for (int64_t i = 0; i < count.get<int64_t>(); ++i) {

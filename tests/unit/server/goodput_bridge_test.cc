@@ -284,6 +284,23 @@ TEST_F(GoodputBridgeTest, StateSavedInOneConfigMapBeforeTheSplitStillLoads) {
   EXPECT_EQ((*job)["trainingSeconds"], 40.0);
 }
 
+TEST_F(GoodputBridgeTest, AMalformedJobShardCountIsRefusedAndCounted) {
+  ASSERT_TRUE(store_
+                  .Create(store::kConfigMaps,
+                          {{"apiVersion", "v1"},
+                           {"kind", "ConfigMap"},
+                           {"metadata",
+                            {{"name", "clusterd-goodput"}, {"namespace", "cluster-system"}}},
+                           {"data", {{"goodput.json", R"({"version":1,"jobs":[],"jobShards":"x"})"}}}})
+                  .ok());
+  Counter& malformed = GoodputStateCounter("read", "malformed");
+  const uint64_t before = malformed.Value();
+  GoodputBridge bridge(store_, clock_);
+  EXPECT_TRUE(bridge.Restore().ok());
+  EXPECT_EQ(bridge.GoodputList("")["items"].size(), 0u);
+  EXPECT_EQ(malformed.Value(), before + 1);
+}
+
 TEST_F(GoodputBridgeTest, AMalformedSavedStateStartsAfresh) {
   ASSERT_TRUE(
       store_
