@@ -382,3 +382,42 @@ TEST_F(FaultCentreIntegrationTest, RegisterRefusesUnknownJobsAndEmptyRoles) {
 
 }  // namespace
 }  // namespace clusterd
+
+namespace clusterd {
+namespace {
+
+// More nodes than --max-nodes: the running daemon says so on /readyz and in a gauge, and
+// keeps serving (the refused node is named, not silently left out).
+TEST(FaultCentreRecordLimit, NodesPastMaxNodesAreNamedOnReadyzAndCounted) {
+  testing::TempDir dir;
+  const std::string state = dir.path() + "/state";
+  for (const char* node : {"node-1", "node-2", "node-3"}) {
+    cluster::testing::NodeSpec spec;
+    spec.node = node;
+    const Json cm = cluster::testing::DeviceInfoConfigMap(spec);
+    const std::string ns = cm["metadata"]["namespace"];
+    const std::string name = cm["metadata"]["name"];
+    std::filesystem::create_directories(state + "/configmaps/" + ns);
+    std::ofstream(state + "/configmaps/" + ns + "/" + name + ".json") << cm.dump();
+  }
+  sim::ClusterdProcess::Options options;
+  options.binary = CLUSTERD_BIN;
+  options.store = "dir:" + state;
+  options.work_dir = dir.path() + "/run";
+  options.extra_args = {"--max-nodes", "2"};
+  auto proc = sim::ClusterdProcess::Start(options);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  httplib::Client http("http://" + (*proc)->http_address());
+  auto readyz = http.Get("/readyz");
+  ASSERT_TRUE(readyz);
+  EXPECT_EQ(readyz->status, 200);
+  EXPECT_TRUE(absl::StrContains(readyz->body, "note: 1 nodes' device-info refused")) << readyz->body;
+  EXPECT_TRUE(absl::StrContains(readyz->body, "at most 2 nodes (--max-nodes), e.g. node-3"))
+      << readyz->body;
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_TRUE(absl::StrContains(metrics->body, "clusterd_fault_centre_refused_nodes 1\n"));
+}
+
+}  // namespace
+}  // namespace clusterd
