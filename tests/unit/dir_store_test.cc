@@ -346,6 +346,38 @@ TEST_F(DirStoreTest, BadFilesAtStartupAreSkippedAndCounted) {
   EXPECT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "broken")).ok());
 }
 
+TEST_F(DirStoreTest, ManyFilesAtStartUpAreEachLoadedOnceWhateverThreadReadsThem) {
+  // Enough files that start-up reads them on several threads (ReadObjectFiles), with bad
+  // files spread among the good ones: each good file is loaded under its own key, each bad one
+  // is counted once, and the versions stay distinct.
+  store_.reset();
+  uint64_t malformed = BadFiles("malformed");
+  constexpr int kFiles = 6000;
+  for (int i = 0; i < kFiles; ++i) {
+    std::string name = "cm-" + std::to_string(i);
+    if (i % 1000 == 999) {
+      WriteExternally(CmPath("ns-" + std::to_string(i % 7), name), "{\"data\":");
+    } else {
+      WriteExternally(CmPath("ns-" + std::to_string(i % 7), name),
+                      R"({"data":{"index":")" + std::to_string(i) + R"("}})");
+    }
+  }
+  store_ = Open();
+  EXPECT_EQ(BadFiles("malformed"), malformed + kFiles / 1000);
+  auto list = store_->List(kConfigMaps, {});
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), static_cast<size_t>(kFiles - kFiles / 1000));
+  std::set<std::string> versions;
+  for (const Object& cm : list->items) {
+    const std::string name = NameOf(cm);
+    const int index = std::stoi(name.substr(3));
+    EXPECT_EQ(cm["data"]["index"], std::to_string(index)) << name;
+    EXPECT_EQ(NamespaceOf(cm), "ns-" + std::to_string(index % 7)) << name;
+    versions.insert(ResourceVersionOf(cm));
+  }
+  EXPECT_EQ(versions.size(), list->items.size());
+}
+
 TEST_F(DirStoreTest, DotfilesAndOtherFilesAreIgnored) {
   EventLog log;
   auto handle = Watch(*store_, kConfigMaps, log);
