@@ -378,6 +378,29 @@ TEST_F(DirStoreTest, ManyFilesAtStartUpAreEachLoadedOnceWhateverThreadReadsThem)
   EXPECT_EQ(versions.size(), list->items.size());
 }
 
+TEST_F(DirStoreTest, WhatAWriteReturnsIsWhatAReaderOfTheFileGets) {
+  // Most objects are written exactly and kept as they are; a string with bytes that are not
+  // UTF-8 is written with U+FFFD in their place, and the store then holds that too, so that
+  // the object does not change at the next start.
+  Object exact = ConfigMap("default", "exact");
+  exact["data"] = {{"text", "ascii and \xc3\xa9"}, {"ratio", "0.1"}};
+  Object bad = ConfigMap("default", "bad");
+  bad["data"] = {{"text", std::string("a\xff") + "b"}};
+  auto written_exact = store_->Create(kConfigMaps, exact);
+  auto written_bad = store_->Create(kConfigMaps, bad);
+  ASSERT_TRUE(written_exact.ok()) << written_exact.status();
+  ASSERT_TRUE(written_bad.ok()) << written_bad.status();
+  EXPECT_EQ((*written_exact)["data"]["text"], "ascii and \xc3\xa9");
+  EXPECT_EQ((*written_bad)["data"]["text"],
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(*store_->Get(CmKey("default", "bad")), *written_bad);
+  store_.reset();
+  store_ = Open();
+  EXPECT_EQ(*store_->Get(CmKey("default", "exact")), *written_exact);
+  EXPECT_EQ(*store_->Get(CmKey("default", "bad")), *written_bad);
+}
+
 TEST_F(DirStoreTest, DotfilesAndOtherFilesAreIgnored) {
   EventLog log;
   auto handle = Watch(*store_, kConfigMaps, log);

@@ -54,6 +54,14 @@ std::string Serialize(const Object& object) {
   return object.dump(2, ' ', false, Object::error_handler_t::replace) + "\n";
 }
 
+std::optional<std::string> SerializeExactly(const Object& object) {
+  try {
+    return object.dump(2, ' ', false, Object::error_handler_t::strict) + "\n";
+  } catch (const Object::type_error&) {  // 316: invalid UTF-8
+    return std::nullopt;
+  }
+}
+
 absl::Status FsyncDir(const std::string& dir) {
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(errno, dir, "cannot open directory");

@@ -36,7 +36,10 @@ bool IsIgnoredName(std::string_view name);
 // The object name of a file name, or nullopt if the file is not an object file.
 std::optional<std::string> ObjectNameOf(std::string_view file_name);
 // The bytes a store writes for an object: kubectl-like, 2-space indent, newline-terminated.
+// A string that is not valid UTF-8 is written with U+FFFD in place of its bad bytes.
 std::string Serialize(const Object& object);
+// Serialize, when the text says exactly the object (every string valid UTF-8); else nullopt.
+std::optional<std::string> SerializeExactly(const Object& object);
 absl::Status FsyncDir(const std::string& dir);
 // A temp file name as WriteFileAtomically makes them: ".<file name, shortened>.<pid>.<n>.tmp".
 // Older versions kept the whole file name, which the pattern covers too.

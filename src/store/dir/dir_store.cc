@@ -40,6 +40,7 @@ using dir_files::kMaxFileObjectName;
 using dir_files::MakeDir;
 using dir_files::ObjectNameOf;
 using dir_files::Serialize;
+using dir_files::SerializeExactly;
 using dir_files::SymlinkError;
 using dir_files::WriteFileAtomically;
 
@@ -262,7 +263,7 @@ absl::StatusOr<Object> DirStore::Write(const ObjectKey& key, Decide decide) {
   if (!version.ok()) return version.status();
   SetResourceVersion(*next, *version);
   if (absl::Status s = EnsureDirs(key); !s.ok()) return s;
-  absl::StatusOr<Object> written = WriteObjectFile(key, *next);
+  absl::StatusOr<Object> written = WriteObjectFile(key, *std::move(next));
   if (!written.ok()) return written.status();
   return *cache_.Put(key, *std::move(written), *version);
 }
@@ -336,8 +337,9 @@ absl::Status DirStore::EnsureDirs(const ObjectKey& key) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, const Object& object) {
-  std::string text = Serialize(object);
+absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, Object object) {
+  std::optional<std::string> exact = SerializeExactly(object);
+  std::string text = exact.has_value() ? *std::move(exact) : Serialize(object);
   if (text.size() > kMaxFileSize) {
     return absl::InvalidArgumentError(Cat(key.ToString(), ": ", text.size(),
                                           " bytes as a file; a dir store file holds at most ",
@@ -352,6 +354,11 @@ absl::StatusOr<Object> DirStore::WriteObjectFile(const ObjectKey& key, const Obj
     return s;
   }
   known_files_[path.string()] = FileSignature{written.st_ino, written.st_size, written.st_mtim};
+  // The text says exactly the object unless a string had bytes that are not UTF-8: only then
+  // is it read back. Reading back every write cost as much as the write itself, under the
+  // store's lock (about 10 ms for a 650 KB cluster-info shard at 50,000 nodes), while the
+  // watcher waited to pass on the next device-info change.
+  if (exact.has_value()) return object;
   return Object::parse(text);
 }
 
@@ -714,7 +721,7 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
         ++adopted_at_load;
         continue;
       }
-      absl::StatusOr<Object> written = WriteObjectFile(f.key, f.object);
+      absl::StatusOr<Object> written = WriteObjectFile(f.key, std::move(f.object));
       if (!written.ok()) {
         LogError(kComponent, "cannot adopt file",
                  {{"path", PathOf(f.key)}, {"error", written.status()}});

@@ -190,9 +190,9 @@ class DirStore final : public ObjectStore {
   absl::StatusOr<uint64_t> NextVersion();
   // Creates the directories of `key` (watching them) as needed.
   absl::Status EnsureDirs(const ObjectKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  // Writes `object` atomically as the file of `key`; returns the object as stored (re-read
-  // from its text, so that the cache equals what a reader of the file gets).
-  absl::StatusOr<Object> WriteObjectFile(const ObjectKey& key, const Object& object)
+  // Writes `object` atomically as the file of `key`; returns the object as stored: what a
+  // reader of the file gets.
+  absl::StatusOr<Object> WriteObjectFile(const ObjectKey& key, Object object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const std::string root_;
