@@ -407,9 +407,9 @@ int main(int argc, char** argv) {
   http_options.slow_nodes = &brain.slow_nodes();
   http_options.net_faults = brain.net_faults();
   // The dashboard's live fault feed follows the cluster-info ConfigMaps the fault centre writes.
-  // It starts once the HTTP server answers: reading every cluster-info shard takes about a
-  // second at 50,000 nodes, and neither readiness nor any decision waits for the dashboard (its
-  // feed is empty until then).
+  // It starts once clusterd is ready: reading every cluster-info shard takes about a second at
+  // 50,000 nodes, and neither readiness nor any decision waits for the dashboard (its feed is
+  // empty until then).
   clusterd::server::FaultFeed fault_feed(**store, brain.faults(), /*capacity=*/1000,
                                          &brain.informers());
   http_options.fault_feed = &fault_feed;
@@ -419,8 +419,6 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<clusterd::server::HttpServer>> http =
       clusterd::server::HttpServer::Start(std::move(http_options));
   if (!http.ok()) return Fail(http.status());
-  if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
-  brain.StartGoodput(&fault_feed);
 
   if (!listen_info_file.empty()) {
     nlohmann::ordered_json info = {{"grpc", (*grpc)->address()},
@@ -448,6 +446,8 @@ int main(int argc, char** argv) {
   clusterd::LogInfo(
       "clusterd", "ready",
       {{"store", store_spec}, {"grpc", (*grpc)->address()}, {"http", (*http)->address()}});
+  if (absl::Status s = fault_feed.Start(); !s.ok()) return Fail(s);
+  brain.StartGoodput(&fault_feed);
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
