@@ -159,9 +159,11 @@ absl::Status FaultCentre::Start() {
   publisher_.PublishNodeShard();  // cluster-info-node-cm is written even when empty
   // The initial view, on this thread.
   const absl::Time begin = clock_.Now();
+  PrepareDeviceIntakes();
   const size_t handled = controller_.DrainOnCallingThread();
   {
     absl::MutexLock lock(&mu_);
+    prepared_intakes_.clear();  // those of nodes changed again meanwhile
     LogInfo(kComponent, "initial view built",
             {{"device_nodes", device_records_},
              {"k8s_nodes", k8s_nodes_},

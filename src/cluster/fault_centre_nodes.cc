@@ -9,6 +9,7 @@
 #include "cluster/fault_centre_rejects.h"
 #include "cluster/node_object.h"
 #include "common/json_util.h"
+#include "common/parallel_for.h"
 
 namespace clusterd::cluster {
 
@@ -27,6 +28,41 @@ bool FaultCentre::NodeReady(const NodeState* ns) const {
 
 void FaultCentre::QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const {
   for (const std::string& id : index_.JobsOn(node)) jobs->push_back(id);
+}
+
+void FaultCentre::PrepareDeviceIntakes() {
+  std::vector<std::pair<std::string, std::shared_ptr<const store::Object>>> pending;
+  {
+    absl::MutexLock lock(&pending_mu_);
+    for (const auto& [encoded, object] : pending_) {
+      std::optional<FaultCentreKey> key = FaultCentreKeyCodec::Decode(encoded);
+      if (key.has_value() && key->kind == Kind::kDeviceInfo && object != nullptr) {
+        pending.emplace_back(key->name, object);
+      }
+    }
+  }
+  // Each ConfigMap is decoded with the options alone (no state of the centre), so the decoding
+  // runs unlocked; the results are handed over under mu_.
+  std::vector<std::optional<absl::StatusOr<DeviceIntake>>> decoded(pending.size());
+  constexpr size_t kConfigMapsPerThread = 1024;
+  ParallelFor(pending.size(), kConfigMapsPerThread, "fault-intake", [&](size_t i) {
+    decoded[i] = DeviceIntakeFromConfigMap(*pending[i].second, options_.intake, options_.naming);
+  });
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    prepared_intakes_.insert_or_assign(
+        pending[i].first, PreparedIntake{std::move(pending[i].second), *std::move(decoded[i])});
+  }
+}
+
+absl::StatusOr<DeviceIntake> FaultCentre::DecodeDeviceInfo(
+    const std::string& node, const std::shared_ptr<const store::Object>& cm) {
+  if (auto it = prepared_intakes_.find(node); it != prepared_intakes_.end()) {
+    PreparedIntake prepared = std::move(it->second);
+    prepared_intakes_.erase(it);
+    if (prepared.config_map == cm) return std::move(prepared.intake);
+  }
+  return DeviceIntakeFromConfigMap(*cm, options_.intake, options_.naming);
 }
 
 std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
@@ -54,7 +90,7 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
       QueueJobsOn(node, jobs);
       return std::nullopt;
     }
-    absl::StatusOr<DeviceIntake> intake = DeviceIntakeFromConfigMap(**pending, options_.intake, options_.naming);
+    absl::StatusOr<DeviceIntake> intake = DecodeDeviceInfo(node, *pending);
     if (!intake.ok()) {
       RejectFaultInput("device-info", IntakeRejectionReason(intake.status()),
                        absl::StrCat("device-info ConfigMap ignored, last good state kept: ",

@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/parallel_for.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/dir/dir_files.h"
@@ -508,11 +509,6 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key, bool links_che
 
 std::vector<DirStore::FileRead> DirStore::ReadObjectFiles(
     const std::vector<const ObjectKey*>& keys) const {
-  // Below a few thousand files one thread is as quick as starting more; above, each thread
-  // takes batches from a shared cursor, so a slow directory does not leave the others idle.
-  constexpr size_t kFilesPerThread = 2048;
-  constexpr size_t kBatch = 64;
-  constexpr size_t kMaxThreads = 8;
   std::vector<FileRead> reads(keys.size());
   // The keys come sorted by resource and namespace: one check per directory.
   std::vector<const ObjectKey*> readable;
@@ -531,31 +527,11 @@ std::vector<DirStore::FileRead> DirStore::ReadObjectFiles(
     readable.push_back(&key);
     slot.push_back(i);
   }
-  auto read_one = [&](size_t j) { reads[slot[j]] = ReadObjectFile(*readable[j], true); };
-  size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), kMaxThreads,
-                                     readable.size() / kFilesPerThread});
-  if (threads <= 1) {
-    for (size_t j = 0; j < readable.size(); ++j) read_one(j);
-    return reads;
-  }
-  std::atomic<size_t> cursor{0};
-  auto work = [&] {
-    for (;;) {
-      size_t begin = cursor.fetch_add(kBatch, std::memory_order_relaxed);
-      if (begin >= readable.size()) return;
-      size_t end = std::min(begin + kBatch, readable.size());
-      for (size_t j = begin; j < end; ++j) read_one(j);
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) {
-    helpers.emplace_back([&] {
-      SetCurrentThreadName("dir-load");
-      work();
-    });
-  }
-  work();
-  for (std::thread& helper : helpers) helper.join();
+  // Below a few thousand files one thread is as quick as starting more.
+  constexpr size_t kFilesPerThread = 2048;
+  ParallelFor(readable.size(), kFilesPerThread, "dir-load", [&](size_t j) {
+    reads[slot[j]] = ReadObjectFile(*readable[j], /*links_checked=*/true);
+  });
   return reads;
 }
 

@@ -1,0 +1,43 @@
+#include "common/parallel_for.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "common/thread_name.h"
+
+namespace clusterd {
+
+void ParallelFor(size_t n, size_t min_per_thread, const std::string& thread_name,
+                 absl::FunctionRef<void(size_t)> fn, size_t max_threads) {
+  constexpr size_t kBatch = 64;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads =
+      std::min({cores, std::max<size_t>(max_threads, 1), n / std::max<size_t>(min_per_thread, 1)});
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> cursor{0};
+  auto work = [&] {
+    for (;;) {
+      const size_t begin = cursor.fetch_add(kBatch, std::memory_order_relaxed);
+      if (begin >= n) return;
+      const size_t end = std::min(begin + kBatch, n);
+      for (size_t i = begin; i < end; ++i) fn(i);
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(threads - 1);
+  for (size_t t = 1; t < threads; ++t) {
+    helpers.emplace_back([&] {
+      SetCurrentThreadName(thread_name);
+      work();
+    });
+  }
+  work();
+  for (std::thread& helper : helpers) helper.join();
+}
+
+}  // namespace clusterd
