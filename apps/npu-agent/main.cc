@@ -209,7 +209,12 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto store = clusterd::store::OpenStore(store_spec);
+  // On the kube store the agent caches only what it lists and watches (its node's pods, its
+  // ConfigMaps by name) and asks the server for any other object it reads: one agent runs on
+  // every node, and none may cache the whole cluster.
+  clusterd::store::StoreOptions store_options;
+  store_options.kube_scoped_reads = true;
+  auto store = clusterd::store::OpenStore(store_spec, store_options);
   if (!store.ok()) return Fail(store.status());
 
   clusterd::agent::AgentOptions options;

@@ -12,11 +12,27 @@ AgentRunner::AgentRunner(AgentCore& core, store::ObjectStore& store, std::string
 AgentRunner::~AgentRunner() { Stop(); }
 
 absl::Status AgentRunner::Start() {
-  for (std::string_view ns : {model::kDeviceInfoNamespace, model::kNodeFaultConfigNamespace}) {
+  // One watch per ConfigMap, selected by name: the agent reads three ConfigMaps of the cluster,
+  // and on the kube store a watch caches what it selects (a watch of their namespaces would
+  // cache every ConfigMap there, on every node).
+  const struct {
+    std::string_view ns;
+    std::string name;
+    WatchedConfigMap which;
+  } watched[] = {
+      {model::kDeviceInfoNamespace, device_info_name_, WatchedConfigMap::kDeviceInfo},
+      {model::kFaultConfigNamespace, std::string(model::kFaultConfigName),
+       WatchedConfigMap::kFaultConfig},
+      {model::kNodeFaultConfigNamespace, std::string(model::kNodeFaultConfigName),
+       WatchedConfigMap::kNodeFaultConfig},
+  };
+  for (const auto& w : watched) {
     store::WatchOptions options;
-    options.ns = std::string(ns);
-    auto watch = store_.Watch(store::kConfigMaps, options,
-                              [this](const store::WatchEvent& event) { OnWatch(event); });
+    options.ns = std::string(w.ns);
+    options.fields = store::FieldSelector::Equal("metadata.name", w.name);
+    auto watch = store_.Watch(
+        store::kConfigMaps, options,
+        [this, which = w.which](const store::WatchEvent& event) { OnWatch(which, event); });
     if (!watch.ok()) return watch.status();
     watches_.push_back(*std::move(watch));
   }
@@ -27,20 +43,22 @@ absl::Status AgentRunner::Start() {
   return absl::OkStatus();
 }
 
-void AgentRunner::OnWatch(const store::WatchEvent& event) {
-  const std::string ns = store::NamespaceOf(event.object());
-  const std::string name = store::NameOf(event.object());
+void AgentRunner::OnWatch(WatchedConfigMap which, const store::WatchEvent& event) {
   absl::MutexLock lock(&mu_);
-  if (ns == model::kDeviceInfoNamespace && name == device_info_name_) {
-    if (event.type == store::WatchEventType::kDeleted) {
-      device_info_seen_.push_back(std::nullopt);
-    } else {
-      device_info_seen_.push_back(DataOf(event.object()));
-    }
-  } else if (ns == model::kFaultConfigNamespace && name == model::kFaultConfigName) {
-    fault_config_changed_ = true;
-  } else if (ns == model::kNodeFaultConfigNamespace && name == model::kNodeFaultConfigName) {
-    node_config_changed_ = true;
+  switch (which) {
+    case WatchedConfigMap::kDeviceInfo:
+      if (event.type == store::WatchEventType::kDeleted) {
+        device_info_seen_.push_back(std::nullopt);
+      } else {
+        device_info_seen_.push_back(DataOf(event.object()));
+      }
+      break;
+    case WatchedConfigMap::kFaultConfig:
+      fault_config_changed_ = true;
+      break;
+    case WatchedConfigMap::kNodeFaultConfig:
+      node_config_changed_ = true;
+      break;
   }
 }
 

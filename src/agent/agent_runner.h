@@ -20,8 +20,8 @@ class AgentRunner {
   AgentRunner(AgentCore& core, store::ObjectStore& store, std::string node);
   ~AgentRunner();
 
-  // Starts the watches (own device-info CM, mindx-dl-fault-config, mindx-dl-node-fault-config)
-  // and the thread. core.Start() must have succeeded.
+  // Starts the watches (own device-info CM, mindx-dl-fault-config, mindx-dl-node-fault-config,
+  // each selected by namespace and name) and the thread. core.Start() must have succeeded.
   absl::Status Start();
   // Thread-safe: queue an event for the core.
   void Inject(AgentEvent event);
@@ -29,8 +29,10 @@ class AgentRunner {
   void Stop();
 
  private:
+  enum class WatchedConfigMap { kDeviceInfo, kFaultConfig, kNodeFaultConfig };
+
   void Loop();
-  void OnWatch(const store::WatchEvent& event);
+  void OnWatch(WatchedConfigMap which, const store::WatchEvent& event);
 
   AgentCore& core_;
   store::ObjectStore& store_;

@@ -57,7 +57,11 @@ GraceController::GraceController(std::string node, GraceOptions options, store::
     : node_(std::move(node)), options_(std::move(options)), store_(store) {}
 
 void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
-  auto pods = store_.List(store::kPods, {});
+  // Only this node's pods, selected by the store (the API server on the kube store): an agent
+  // runs on every node, and each listing (or caching) every pod of the cluster does not scale.
+  store::ListOptions options;
+  options.fields = store::FieldSelector::Equal("spec.nodeName", node_);
+  auto pods = store_.List(store::kPods, options);
   if (!pods.ok()) {
     LogWarn(kComponent, "cannot list pods", {{"error", pods.status()}});
     return;
@@ -98,7 +102,14 @@ void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
   for (auto& [key, npus] : found) {
     const auto& [ns, job] = names[key];
     auto cm = ReadConfigMapData(store_, ns, model::ResetConfigMapName(job));
-    if (!cm.ok() || !cm->has_value()) {
+    if (!cm.ok()) {
+      // Unknown, not absent (the kube store asks the server for it, which may be unreachable):
+      // a job keeps its tracker, and its recovery state, until the answer is known.
+      LogWarn(kComponent, "cannot read reset-config", {{"job", key}, {"error", cm.status()}});
+      if (auto it = jobs_.find(key); it != jobs_.end()) it->second.npus = npus;
+      continue;
+    }
+    if (!cm->has_value()) {
       jobs_.erase(key);
       continue;
     }

@@ -84,6 +84,26 @@ absl::Status CheckNamespaceFilter(std::string_view resource, std::string_view ns
   return absl::OkStatus();
 }
 
+absl::Status CheckFieldSelector(std::string_view resource, const FieldSelector& fields) {
+  for (const FieldSelector::Requirement& r : fields.requirements()) {
+    const bool supported =
+        r.field == "metadata.name" ||
+        (r.field == "metadata.namespace" && !IsClusterScoped(resource)) ||
+        (resource == kPods && (r.field == "spec.nodeName" || r.field == "status.phase"));
+    if (!supported) {
+      return absl::InvalidArgumentError(Cat(resource, ": field selector \"", fields.ToString(),
+                                            "\": field label not supported: ", r.field));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReadFilter(std::string_view resource, std::string_view ns,
+                             const FieldSelector& fields) {
+  if (absl::Status s = CheckNamespaceFilter(resource, ns); !s.ok()) return s;
+  return CheckFieldSelector(resource, fields);
+}
+
 absl::StatusOr<Object> AdmitCreate(std::string_view resource, Object object, absl::Time now) {
   if (absl::Status s = ValidateObject(resource, object); !s.ok()) return s;
   Object& meta = object["metadata"];

@@ -27,6 +27,14 @@ absl::Status CheckResource(std::string_view resource);
 absl::Status CheckKey(const ObjectKey& key);
 // Checks the namespace filter of a List/Watch.
 absl::Status CheckNamespaceFilter(std::string_view resource, std::string_view ns);
+// Checks that `resource` may be selected by every field of `fields`, by the API server's rule:
+// metadata.name; metadata.namespace for namespaced resources; for pods also spec.nodeName and
+// status.phase. Otherwise InvalidArgument naming the field ("field label not supported: X",
+// the server's 400).
+absl::Status CheckFieldSelector(std::string_view resource, const FieldSelector& fields);
+// Both checks of a List/Watch: the namespace filter and the field selector.
+absl::Status CheckReadFilter(std::string_view resource, std::string_view ns,
+                             const FieldSelector& fields);
 
 // Object to store for a Create: validated, metadata.uid assigned when absent,
 // metadata.creationTimestamp set to `now`, metadata.resourceVersion removed (the backend sets

@@ -33,7 +33,7 @@ uint64_t VersionOf(const Object& o) {
 
 bool InformerFilter::Matches(const Object& object) const {
   return (ns.empty() || NamespaceOf(object) == ns) && selector.Matches(object) &&
-         (predicate == nullptr || predicate(object));
+         fields.Matches(object) && (predicate == nullptr || predicate(object));
 }
 
 std::string SharedInformer::KeyOf(std::string_view ns, std::string_view name) {

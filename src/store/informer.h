@@ -22,12 +22,13 @@
 
 namespace clusterd::store {
 
-// Which of the informer's objects a handler sees: a namespace (empty = all), a label selector
-// and optionally a predicate. Selector semantics as for a store watch: an object entering the
-// filter is ADDED, one leaving it is DELETED (with its last content that matched).
+// Which of the informer's objects a handler sees: a namespace (empty = all), a label selector, a
+// field selector and optionally a predicate. Selector semantics as for a store watch: an object
+// entering the filter is ADDED, one leaving it is DELETED (with its last content that matched).
 struct InformerFilter {
   std::string ns = {};
   LabelSelector selector = {};
+  FieldSelector fields = {};
   std::function<bool(const Object&)> predicate = nullptr;  // null: every object
 
   bool Matches(const Object& object) const;

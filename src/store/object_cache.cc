@@ -47,7 +47,9 @@ SharedObjectList ObjectCache::ListShared(std::string_view resource,
   for (auto it = objects_.lower_bound(first);
        it != objects_.end() && it->first.resource == resource; ++it) {
     if (!options.ns.empty() && it->first.ns != options.ns) break;
-    if (options.selector.Matches(*it->second)) list.items.push_back(it->second);
+    if (options.selector.Matches(*it->second) && options.fields.Matches(*it->second)) {
+      list.items.push_back(it->second);
+    }
   }
   list.resource_version = Cat(last_resource_version_);
   return list;
@@ -56,7 +58,7 @@ SharedObjectList ObjectCache::ListShared(std::string_view resource,
 absl::StatusOr<std::unique_ptr<WatchHandle>> ObjectCache::Watch(std::string_view resource,
                                                                 const WatchOptions& options,
                                                                 WatchHandler handler) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   // Shared lock: Put/Remove cannot run between the snapshot and the registration.
   absl::ReaderMutexLock lock(&mu_);
   std::vector<std::shared_ptr<const Object>> initial;

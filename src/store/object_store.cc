@@ -203,6 +203,130 @@ std::string LabelSelector::ToString() const {
   return out;
 }
 
+namespace {
+
+constexpr std::string_view kFieldSelectorSyntax =
+    " (want field=value, field==value or field!=value, separated by commas; '\\', ',' and '=' "
+    "in a value escaped with '\\')";
+
+// Splits at the commas that are not escaped.
+std::vector<std::string_view> SplitFieldTerms(std::string_view text) {
+  std::vector<std::string_view> terms;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == ',') {
+      terms.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  terms.push_back(text.substr(start));
+  return terms;
+}
+
+// Kubernetes' escaping of a field selector value.
+std::string EscapeFieldValue(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == ',' || c == '=') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> UnescapeFieldValue(std::string_view value) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '=' || value[i] == ',') {
+      return absl::InvalidArgumentError(Cat("'", std::string(1, value[i]), "' not escaped"));
+    }
+    if (value[i] != '\\') {
+      out += value[i];
+      continue;
+    }
+    if (i + 1 == value.size() ||
+        (value[i + 1] != '\\' && value[i + 1] != ',' && value[i + 1] != '=')) {
+      return absl::InvalidArgumentError("invalid escape sequence");
+    }
+    out += value[++i];
+  }
+  return out;
+}
+
+// The value of a dotted path as a field selector reads it: a string, else "".
+std::string FieldValue(const Object& object, std::string_view path) {
+  const Object* cur = &object;
+  for (std::string_view part : Split(path, '.')) {
+    if (!cur->is_object()) return "";
+    auto it = cur->find(part);
+    if (it == cur->end()) return "";
+    cur = &*it;
+  }
+  return cur->is_string() ? cur->get<std::string>() : "";
+}
+
+}  // namespace
+
+absl::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
+  FieldSelector selector;
+  auto error = [&](std::string_view term, std::string_view why) {
+    return absl::InvalidArgumentError(
+        Cat("field selector \"", text, "\": term \"", term, "\": ", why, kFieldSelectorSyntax));
+  };
+  for (std::string_view raw : SplitFieldTerms(text)) {
+    std::string_view term = Trim(raw);
+    if (term.empty()) continue;  // as Kubernetes: "a=b,,c=d" is "a=b,c=d"
+    // The operator is the first one in the term, as Kubernetes reads it ("a=b!=c" is a = "b!=c",
+    // which the escaping of '=' makes unambiguous).
+    size_t pos = term.find_first_of("!=");
+    while (pos != std::string_view::npos && term[pos] == '!' && term.substr(pos, 2) != "!=") {
+      pos = term.find_first_of("!=", pos + 1);
+    }
+    if (pos == std::string_view::npos) return error(term, "no operator");
+    Requirement req;
+    size_t op_size = 1;
+    if (term.substr(pos, 2) == "!=") {
+      req.op = Op::kNotEquals;
+      op_size = 2;
+    } else {
+      req.op = Op::kEquals;
+      if (term.substr(pos, 2) == "==") op_size = 2;
+    }
+    std::string_view field = Trim(term.substr(0, pos));
+    if (field.empty()) return error(term, "missing field");
+    absl::StatusOr<std::string> value = UnescapeFieldValue(Trim(term.substr(pos + op_size)));
+    if (!value.ok()) return error(term, std::string(value.status().message()));
+    req.field = std::string(field);
+    req.value = *std::move(value);
+    selector.requirements_.push_back(std::move(req));
+  }
+  return selector;
+}
+
+FieldSelector FieldSelector::Equal(std::string_view field, std::string_view value) {
+  FieldSelector selector;
+  selector.requirements_.push_back({std::string(field), Op::kEquals, std::string(value)});
+  return selector;
+}
+
+bool FieldSelector::Matches(const Object& object) const {
+  for (const Requirement& req : requirements_) {
+    const bool equal = FieldValue(object, req.field) == req.value;
+    if (equal != (req.op == Op::kEquals)) return false;
+  }
+  return true;
+}
+
+std::string FieldSelector::ToString() const {
+  std::string out;
+  for (const Requirement& r : requirements_) {
+    if (!out.empty()) out += ',';
+    out += r.field + (r.op == Op::kEquals ? "=" : "!=") + EscapeFieldValue(r.value);
+  }
+  return out;
+}
+
 std::string_view ToString(WatchEventType type) {
   switch (type) {
     case WatchEventType::kAdded:
@@ -269,8 +393,8 @@ absl::Status CheckConfigMapSize(const Object& o, const std::string& who) {
   }
   if (total <= kMaxConfigMapDataBytes) return absl::OkStatus();
   return absl::InvalidArgumentError(Cat(who, ": data too long: ", total,
-                                         " bytes, a ConfigMap holds at most ",
-                                         kMaxConfigMapDataBytes, " bytes"));
+                                        " bytes, a ConfigMap holds at most ",
+                                        kMaxConfigMapDataBytes, " bytes"));
 }
 
 absl::Status ValidateObject(std::string_view resource, const Object& o) {
@@ -351,6 +475,7 @@ absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec,
     if (!config.ok()) return config.status();
     kube::KubeStore::Options kube_options;
     kube_options.config = *std::move(config);
+    kube_options.scoped_reads = options.kube_scoped_reads;
     auto store = kube::KubeStore::Open(std::move(kube_options));
     if (!store.ok()) return store.status();
     return std::unique_ptr<ObjectStore>(std::move(*store));

@@ -65,9 +65,40 @@ class LabelSelector {
   std::vector<Requirement> requirements_;
 };
 
+// Equality-based field selector (what the project uses): "spec.nodeName=node-1,status.phase!=x",
+// the API server's fieldSelector. A field is a dotted path read as a string; an absent or
+// non-string field reads as "" (so "spec.nodeName=" selects the pods not bound to a node). In a
+// value, a backslash, ',' and '=' are escaped with a backslash, as Kubernetes escapes them.
+// Which fields a resource may be selected by is the API server's rule (CheckFieldSelector in
+// admission.h: metadata.name, metadata.namespace of namespaced resources, and for pods
+// spec.nodeName and status.phase); every store refuses the others, as the server does.
+class FieldSelector {
+ public:
+  FieldSelector() = default;
+  static absl::StatusOr<FieldSelector> Parse(std::string_view text);
+  // The objects whose `field` is `value` (any value: nothing to escape).
+  static FieldSelector Equal(std::string_view field, std::string_view value);
+  bool Matches(const Object& object) const;
+  bool Empty() const { return requirements_.empty(); }
+  // Parseable again, in the order given (the query parameter a kube store sends).
+  std::string ToString() const;
+
+  enum class Op { kEquals, kNotEquals };
+  struct Requirement {
+    std::string field;  // dotted path, e.g. "spec.nodeName"
+    Op op;
+    std::string value;
+  };
+  const std::vector<Requirement>& requirements() const { return requirements_; }
+
+ private:
+  std::vector<Requirement> requirements_;
+};
+
 struct ListOptions {
   std::string ns;  // empty = all namespaces
   LabelSelector selector;
+  FieldSelector fields;
 };
 
 struct ObjectList {
@@ -117,6 +148,7 @@ class WatchHandle {
 struct WatchOptions {
   std::string ns;  // empty = all namespaces
   LabelSelector selector;
+  FieldSelector fields;
   // Empty: first deliver ADDED for every existing object, then changes (list+watch in one).
   // Otherwise: deliver every change after this version; a version older than the store's
   // history fails with absl::StatusCode::kOutOfRange ("410 Gone").
@@ -185,6 +217,9 @@ absl::Status ValidateObject(std::string_view resource, const Object& o);
 struct StoreOptions {
   std::string kubeconfig;    // kube: a kubeconfig file instead of the in-cluster credentials
   std::string kube_context;  // kube: a context of the kubeconfig instead of current-context
+  // kube: the process reads a small part of the cluster (npu-agent, one per node), so that no
+  // read starts the cache of a whole resource: see KubeStore::Options::scoped_reads.
+  bool kube_scoped_reads = false;
 };
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec);
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenStore(std::string_view spec,

@@ -13,10 +13,12 @@ namespace clusterd::store {
 // One open watch: its filter, its queue and the thread that drains it into the handler.
 class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
  public:
-  Watcher(std::string resource, std::string ns, LabelSelector selector, WatchHandler handler)
+  Watcher(std::string resource, std::string ns, LabelSelector selector, FieldSelector fields,
+          WatchHandler handler)
       : resource_(std::move(resource)),
         ns_(std::move(ns)),
         selector_(std::move(selector)),
+        fields_(std::move(fields)),
         handler_(std::move(handler)) {}
 
   const std::string& resource() const { return resource_; }
@@ -78,7 +80,7 @@ class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
   };
 
   bool Matches(const Object& o) const {
-    return (ns_.empty() || NamespaceOf(o) == ns_) && selector_.Matches(o);
+    return (ns_.empty() || NamespaceOf(o) == ns_) && selector_.Matches(o) && fields_.Matches(o);
   }
 
   void Enqueue(WatchEventType type, std::shared_ptr<const Object> object) {
@@ -105,6 +107,7 @@ class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
   const std::string resource_;
   const std::string ns_;
   const LabelSelector selector_;
+  const FieldSelector fields_;
   const WatchHandler handler_;
 
   absl::Mutex mu_;
@@ -200,7 +203,7 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> WatchHub::Watch(
     }
   }
   auto watcher = std::make_shared<Watcher>(std::string(resource), options.ns, options.selector,
-                                           std::move(handler));
+                                           options.fields, std::move(handler));
   {
     absl::MutexLock lock(&registry_->mu);
     if (from) {

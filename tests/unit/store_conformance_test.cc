@@ -261,6 +261,71 @@ TEST_P(StoreConformance, ListFiltersByNamespaceAndLabelSelector) {
   EXPECT_THAT(names("ns3", ""), IsEmpty());
 }
 
+Object Pod(std::string_view ns, std::string_view name, std::string_view node,
+           std::string_view phase) {
+  Object o;
+  o["apiVersion"] = "v1";
+  o["kind"] = "Pod";
+  o["metadata"]["name"] = name;
+  o["metadata"]["namespace"] = ns;
+  o["spec"]["containers"] = {{{"name", "c"}, {"image", "busybox"}}};
+  if (!node.empty()) o["spec"]["nodeName"] = node;
+  o["status"]["phase"] = phase;
+  return o;
+}
+
+TEST_P(StoreConformance, ListFiltersByFieldSelector) {
+  MustCreate(kPods, Pod("ns1", "a", "node-1", "Running"));
+  MustCreate(kPods, Pod("ns1", "b", "node-2", "Running"));
+  MustCreate(kPods, Pod("ns1", "c", "", "Pending"));
+  MustCreate(kPods, Pod("ns2", "d", "node-1", "Succeeded"));
+  MustCreate(kConfigMaps, ConfigMap("ns1", "a"));
+  MustCreate(kConfigMaps, ConfigMap("ns2", "a"));
+
+  auto names = [&](std::string_view resource, std::string ns, std::string fields,
+                   std::string labels = "") {
+    ListOptions options;
+    options.ns = ns;
+    options.selector = *LabelSelector::Parse(labels);
+    options.fields = *FieldSelector::Parse(fields);
+    auto list = store_->List(resource, options);
+    EXPECT_TRUE(list.ok()) << fields << ": " << list.status();
+    std::vector<std::string> out;
+    if (list.ok()) {
+      for (const auto& o : list->items) out.push_back(NamespaceOf(o) + "/" + NameOf(o));
+    }
+    return out;
+  };
+  EXPECT_THAT(names(kPods, "", "spec.nodeName=node-1"), ElementsAre("ns1/a", "ns2/d"));
+  EXPECT_THAT(names(kPods, "ns1", "spec.nodeName=node-1"), ElementsAre("ns1/a"));
+  EXPECT_THAT(names(kPods, "", "spec.nodeName!=node-1"), ElementsAre("ns1/b", "ns1/c"));
+  EXPECT_THAT(names(kPods, "", "spec.nodeName="), ElementsAre("ns1/c"));
+  EXPECT_THAT(names(kPods, "", "status.phase=Running"), ElementsAre("ns1/a", "ns1/b"));
+  EXPECT_THAT(names(kPods, "", "spec.nodeName=node-1,status.phase!=Succeeded"),
+              ElementsAre("ns1/a"));
+  EXPECT_THAT(names(kPods, "", "metadata.namespace=ns2"), ElementsAre("ns2/d"));
+  EXPECT_THAT(names(kPods, "", "spec.nodeName=node-3"), IsEmpty());
+  EXPECT_THAT(names(kConfigMaps, "", "metadata.name=a"), ElementsAre("ns1/a", "ns2/a"));
+  EXPECT_THAT(names(kConfigMaps, "ns2", "metadata.name==a"), ElementsAre("ns2/a"));
+  EXPECT_THAT(names(kConfigMaps, "", "metadata.name=a,metadata.namespace!=ns1"),
+              ElementsAre("ns2/a"));
+}
+
+TEST_P(StoreConformance, ListAndWatchRefuseAFieldTheResourceCannotBeSelectedBy) {
+  ListOptions list;
+  list.fields = *FieldSelector::Parse("spec.nodeName=node-1");
+  auto listed = store_->List(kConfigMaps, list);
+  EXPECT_EQ(listed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(listed.status().message(), HasSubstr("field label not supported: spec.nodeName"));
+  WatchOptions watch;
+  watch.fields = *FieldSelector::Parse("spec.hostname=h");
+  auto watched = store_->Watch(kPods, watch, [](const WatchEvent&) {});
+  EXPECT_EQ(watched.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(watched.status().message(), HasSubstr("field label not supported: spec.hostname"));
+  list.fields = *FieldSelector::Parse("metadata.namespace=default");
+  EXPECT_EQ(store_->List(kNodes, list).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // --- Update ----------------------------------------------------------------------------------
 
 TEST_P(StoreConformance, UpdateReplacesTheObjectAndKeepsUidAndCreationTimestamp) {
@@ -490,6 +555,51 @@ TEST_P(StoreConformance, WatchSeesObjectsEnterAndLeaveTheSelector) {
   EXPECT_THAT(Describe(events), ElementsAre("ADDED a", "MODIFIED a", "DELETED a", "ADDED a"));
   // The DELETED shows the state that matched, at the version of the change that unmatched it.
   EXPECT_EQ(events[2].object()["metadata"]["labels"]["app"], "x");
+  EXPECT_GT(Version(events[2].object()), Version(events[1].object()));
+  EXPECT_LT(Version(events[2].object()), Version(events[3].object()));
+}
+
+TEST_P(StoreConformance, WatchFiltersByFieldSelector) {
+  MustCreate(kPods, Pod("ns1", "existing", "node-1", "Running"));
+  MustCreate(kPods, Pod("ns1", "elsewhere", "node-2", "Running"));
+  EventLog log;
+  WatchOptions options;
+  options.ns = "ns1";
+  options.fields = *FieldSelector::Parse("spec.nodeName=node-1");
+  auto handle = MustWatch(kPods, options, log.Handler());
+  ASSERT_TRUE(log.WaitForCount(1));
+  MustCreate(kPods, Pod("ns2", "other-namespace", "node-1", "Running"));
+  MustCreate(kPods, Pod("ns1", "other-node", "node-2", "Running"));
+  MustCreate(kPods, Pod("ns1", "unbound", "", "Pending"));
+  MustCreate(kConfigMaps, ConfigMap("ns1", "other-resource"));
+  MustCreate(kPods, Pod("ns1", "match", "node-1", "Pending"));
+  ASSERT_TRUE(store_->Delete(ObjectKey{std::string(kPods), "ns1", "elsewhere"}).ok());
+  // Events are delivered in order: once "last" arrives nothing else can still be pending.
+  MustCreate(kPods, Pod("ns1", "last", "node-1", "Pending"));
+  ASSERT_TRUE(log.WaitForCount(3));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("ADDED existing", "ADDED match", "ADDED last"));
+}
+
+TEST_P(StoreConformance, WatchSeesPodsEnterAndLeaveAFieldSelector) {
+  const ObjectKey key{std::string(kPods), "default", "a"};
+  MustCreate(kPods, Pod("default", "a", "node-1", "Pending"));
+  EventLog log;
+  WatchOptions options;
+  options.fields = *FieldSelector::Parse("spec.nodeName=node-1,status.phase=Running");
+  auto handle = MustWatch(kPods, options, log.Handler());
+  auto phase = [&](std::string value) {
+    ASSERT_TRUE(store_->Patch(key, {{"status", {{"phase", value}}}}).ok());
+  };
+  phase("Running");  // enters: ADDED
+  ASSERT_TRUE(store_->Patch(key, {{"metadata", {{"labels", {{"k", "1"}}}}}}).ok());  // MODIFIED
+  phase("Succeeded");  // leaves: DELETED
+  ASSERT_TRUE(store_->Patch(key, {{"metadata", {{"labels", {{"k", "2"}}}}}}).ok());  // unseen
+  phase("Running");                                                                  // ADDED again
+  ASSERT_TRUE(log.WaitForCount(4));
+  auto events = log.Events();
+  EXPECT_THAT(Describe(events), ElementsAre("ADDED a", "MODIFIED a", "DELETED a", "ADDED a"));
+  // The DELETED shows the state that matched, at the version of the change that unmatched it.
+  EXPECT_EQ(events[2].object()["status"]["phase"], "Running");
   EXPECT_GT(Version(events[2].object()), Version(events[1].object()));
   EXPECT_LT(Version(events[2].object()), Version(events[3].object()));
 }

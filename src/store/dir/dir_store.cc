@@ -233,13 +233,13 @@ void DirStore::RemoveStaleTempFiles() {
 absl::StatusOr<Object> DirStore::Get(const ObjectKey& key) { return cache_.Get(key); }
 
 absl::StatusOr<ObjectList> DirStore::List(std::string_view resource, const ListOptions& options) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   return cache_.List(resource, options);
 }
 
 absl::StatusOr<SharedObjectList> DirStore::ListShared(std::string_view resource,
                                                       const ListOptions& options) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   return cache_.ListShared(resource, options);
 }
 

@@ -66,11 +66,16 @@ KubeStore::~KubeStore() {
   client_->Shutdown();
   if (writer_.joinable()) writer_.join();
   std::map<std::string, std::unique_ptr<Reflector>, std::less<>> informers;
+  std::map<std::string, std::map<std::string, std::unique_ptr<Reflector>>, std::less<>> scoped;
   {
     absl::MutexLock lock(&mu_);
     informers.swap(informers_);
+    scoped.swap(scoped_);
   }
   for (auto& [name, reflector] : informers) reflector->Stop();
+  for (auto& [resource, by_scope] : scoped) {
+    for (auto& [key, reflector] : by_scope) reflector->Stop();
+  }
 }
 
 absl::StatusOr<std::unique_ptr<KubeStore>> KubeStore::Open(Options options) {
@@ -88,7 +93,7 @@ absl::StatusOr<std::unique_ptr<KubeStore>> KubeStore::Open(Options options) {
   }
   std::vector<Reflector*> started;
   for (const std::string& r : store->options_.eager_resources) {
-    started.push_back(store->StartedInformer(r));
+    started.push_back(store->StartedReflector(r, ReadScope{}));
   }
   absl::Time deadline = store->options_.clock->Now() + store->options_.sync_timeout;
   for (Reflector* reflector : started) {
@@ -105,12 +110,30 @@ absl::StatusOr<std::unique_ptr<KubeStore>> KubeStore::Open(Options options) {
   return store;
 }
 
-Reflector* KubeStore::StartedInformer(std::string_view resource) {
+Reflector* KubeStore::FindReflector(std::string_view resource, const ReadScope& scope) {
   absl::MutexLock lock(&mu_);
-  auto it = informers_.find(resource);
-  if (it != informers_.end()) return it->second.get();
+  if (scope.ClusterWide()) {
+    auto it = informers_.find(resource);
+    return it == informers_.end() ? nullptr : it->second.get();
+  }
+  auto by_scope = scoped_.find(resource);
+  if (by_scope == scoped_.end()) return nullptr;
+  auto it = by_scope->second.find(scope.Key());
+  return it == by_scope->second.end() ? nullptr : it->second.get();
+}
+
+Reflector* KubeStore::StartedReflector(std::string_view resource, const ReadScope& scope) {
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<Reflector>* slot = nullptr;
+  if (scope.ClusterWide()) {
+    slot = &informers_[std::string(resource)];
+  } else {
+    slot = &scoped_[std::string(resource)][scope.Key()];
+  }
+  if (*slot != nullptr) return slot->get();
   Reflector::Options o;
   o.api = FindApiResource(resource);
+  o.scope = scope;
   o.client = client_.get();
   o.history_limit = options_.history_limit;
   o.page_size = options_.page_size;
@@ -118,21 +141,70 @@ Reflector* KubeStore::StartedInformer(std::string_view resource) {
   o.min_backoff = options_.min_backoff;
   o.max_backoff = options_.max_backoff;
   o.clock = options_.clock;
-  auto reflector = std::make_unique<Reflector>(o);
-  Reflector* raw = reflector.get();
-  informers_.emplace(std::string(resource), std::move(reflector));
+  *slot = std::make_unique<Reflector>(o);
+  Reflector* raw = slot->get();
   raw->Start();
+  if (!scope.ClusterWide()) {
+    LogDebug("kube", "scoped cache started", {{"resource", resource}, {"scope", scope.ToString()}});
+  }
   return raw;
 }
 
-absl::StatusOr<Reflector*> KubeStore::Informer(std::string_view resource) {
+absl::StatusOr<Reflector*> KubeStore::ReflectorFor(std::string_view resource,
+                                                   const ReadScope& scope) {
   if (absl::Status s = CheckResource(resource); !s.ok()) return s;
-  Reflector* reflector = StartedInformer(resource);
+  // A reflector of exactly this scope first: a watch from the version of a list of this scope
+  // finds that version in the history of the reflector the list started.
+  Reflector* reflector = FindReflector(resource, scope);
+  if (reflector == nullptr) reflector = FindReflector(resource, ReadScope{});
+  if (reflector == nullptr) reflector = StartedReflector(resource, scope);
   if (!reflector->WaitForSync(options_.sync_timeout)) {
-    return absl::UnavailableError(Cat("kube store: ", resource, " not synced with ",
+    std::string what(resource);
+    if (!reflector->scope().ClusterWide()) what += Cat(" (", reflector->scope().ToString(), ")");
+    return absl::UnavailableError(Cat("kube store: ", what, " not synced with ",
                                       options_.config.server, ": ", reflector->Health().message()));
   }
   return reflector;
+}
+
+Reflector* KubeStore::CoveringReflector(const ObjectKey& key) {
+  std::vector<Reflector*> candidates;
+  {
+    absl::MutexLock lock(&mu_);
+    auto by_scope = scoped_.find(key.resource);
+    if (by_scope == scoped_.end()) return nullptr;
+    for (auto& [scope_key, reflector] : by_scope->second) {
+      if (reflector->scope().Covers(key)) candidates.push_back(reflector.get());
+    }
+  }
+  for (Reflector* r : candidates) {
+    if (r->synced()) return r;
+  }
+  return nullptr;
+}
+
+std::vector<Reflector*> KubeStore::ReflectorsSeeing(const ObjectKey& key, const Object* written) {
+  std::vector<Reflector*> all;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = informers_.find(key.resource); it != informers_.end()) {
+      all.push_back(it->second.get());
+    }
+    if (auto by_scope = scoped_.find(key.resource); by_scope != scoped_.end()) {
+      for (auto& [scope_key, reflector] : by_scope->second) all.push_back(reflector.get());
+    }
+  }
+  std::vector<Reflector*> seeing;
+  for (Reflector* r : all) {
+    if (!r->synced()) continue;
+    // A write changes a scoped cache when the object is in it (MODIFIED, or DELETED when it
+    // leaves the scope) or enters it; other scopes never see the write.
+    if (r->scope().ClusterWide() || r->cache().Find(key) != nullptr ||
+        (written != nullptr && r->scope().Holds(*written))) {
+      seeing.push_back(r);
+    }
+  }
+  return seeing;
 }
 
 absl::Status KubeStore::Ready() {
@@ -144,10 +216,15 @@ absl::Status KubeStore::Ready() {
   {
     absl::MutexLock lock(&mu_);
     for (auto& [name, r] : informers_) reflectors.push_back(r.get());
+    for (auto& [resource, by_scope] : scoped_) {
+      for (auto& [key, r] : by_scope) reflectors.push_back(r.get());
+    }
   }
   for (Reflector* r : reflectors) {
     if (absl::Status h = r->Health(); !h.ok()) {
-      return absl::UnavailableError(Cat("kube store: ", r->api().resource, ": ", h.message()));
+      std::string what(r->api().resource);
+      if (!r->scope().ClusterWide()) what += Cat(" (", r->scope().ToString(), ")");
+      return absl::UnavailableError(Cat("kube store: ", what, ": ", h.message()));
     }
   }
   if (!client_->Reachable()) {
@@ -202,43 +279,50 @@ absl::Status KubeStore::Conflict(const ApiResource& api, const ObjectKey& key,
                                 "\" does not match the stored resourceVersion \"", stored, "\""));
 }
 
-void KubeStore::AwaitCache(std::string_view resource, uint64_t resource_version) {
-  Reflector* reflector = nullptr;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = informers_.find(resource);
-    if (it != informers_.end()) reflector = it->second.get();
-  }
-  if (reflector == nullptr || !reflector->synced() || resource_version == 0) return;
-  bool seen = reflector->WaitForVersion(resource_version, options_.write_sync_timeout);
-  if (!seen) {
-    LogDebug("kube", "write not yet seen by the cache",
-             {{"resource", resource}, {"resourceVersion", resource_version}});
+void KubeStore::AwaitCache(const ObjectKey& key, const Object& written) {
+  const uint64_t resource_version = VersionOf(written);
+  if (resource_version == 0) return;
+  for (Reflector* reflector : ReflectorsSeeing(key, &written)) {
+    if (!reflector->WaitForVersion(resource_version, options_.write_sync_timeout)) {
+      LogDebug("kube", "write not yet seen by the cache",
+               {{"object", key.ToString()},
+                {"scope", reflector->scope().ToString()},
+                {"resourceVersion", resource_version}});
+    }
   }
 }
 
 void KubeStore::AwaitDeletion(const ObjectKey& key, const std::string& uid) {
-  Reflector* reflector = nullptr;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = informers_.find(key.resource);
-    if (it != informers_.end()) reflector = it->second.get();
+  for (Reflector* reflector : ReflectorsSeeing(key, nullptr)) {
+    reflector->WaitUntil(
+        [&] {
+          auto cached = reflector->cache().Find(key);
+          return cached == nullptr || (!uid.empty() && UidOf(*cached) != uid);
+        },
+        options_.write_sync_timeout);
   }
-  if (reflector == nullptr || !reflector->synced()) return;
-  reflector->WaitUntil(
-      [&] {
-        auto cached = reflector->cache().Find(key);
-        return cached == nullptr || (!uid.empty() && UidOf(*cached) != uid);
-      },
-      options_.write_sync_timeout);
 }
 
 // --- reads -----------------------------------------------------------------------------------
 
 absl::StatusOr<Object> KubeStore::Get(const ObjectKey& key) {
   if (absl::Status s = CheckKey(key); !s.ok()) return s;
-  auto reflector = Informer(key.resource);
-  if (!reflector.ok()) return reflector.status();
+  // Which cache answers. The cluster-wide one of the resource when there is one (clusterd's
+  // informers keep one of every resource they read). Else a scoped one that alone decides the
+  // key: an npu-agent watches its own ConfigMaps by name, and reads them on every cycle. Else,
+  // for a store of scoped reads, none: the server answers the GET, so that reading one object
+  // (a job's reset ConfigMap) does not cache every ConfigMap of the cluster on every node; the
+  // price is a request per read and no answer while the server is unreachable. Else the
+  // cluster-wide cache is started, as a process that reads whole resources wants.
+  Reflector* reflector = FindReflector(key.resource, ReadScope{});
+  if (reflector == nullptr) reflector = CoveringReflector(key);
+  if (options_.scoped_reads) {
+    if (reflector != nullptr && !reflector->synced()) reflector = nullptr;
+  } else if (reflector == nullptr || reflector->scope().ClusterWide()) {
+    auto started = ReflectorFor(key.resource, ReadScope{});  // waits until it is synced
+    if (!started.ok()) return started.status();
+    reflector = *started;
+  }
   {
     absl::MutexLock lock(&queue_mu_);
     if (auto it = overlay_.find(key); it != overlay_.end()) {
@@ -246,7 +330,8 @@ absl::StatusOr<Object> KubeStore::Get(const ObjectKey& key) {
       return *it->second;
     }
   }
-  return (*reflector)->cache().Get(key);
+  if (reflector == nullptr) return GetFromServer(*FindApiResource(key.resource), key);
+  return reflector->cache().Get(key);
 }
 
 absl::StatusOr<ObjectList> KubeStore::ListFromServer(const ApiResource& api,
@@ -254,9 +339,11 @@ absl::StatusOr<ObjectList> KubeStore::ListFromServer(const ApiResource& api,
   ObjectList list;
   std::string cont;
   std::string selector = options.selector.ToString();
+  std::string fields = options.fields.ToString();
   for (int restarts = 0;;) {
     std::string path = Cat(api.CollectionPath(options.ns), "?limit=", options_.page_size);
     if (!selector.empty()) path += Cat("&labelSelector=", QueryEscape(selector));
+    if (!fields.empty()) path += Cat("&fieldSelector=", QueryEscape(fields));
     if (!cont.empty()) path += Cat("&continue=", QueryEscape(cont));
     auto response = Send("GET", path, nullptr);
     if (!response.ok()) return response.status();
@@ -283,10 +370,10 @@ absl::StatusOr<ObjectList> KubeStore::ListFromServer(const ApiResource& api,
 }
 
 absl::StatusOr<ObjectList> KubeStore::List(std::string_view resource, const ListOptions& options) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   const ApiResource& api = *FindApiResource(resource);
   // The cache starts first, so that a watch from the version of this list is in its history.
-  auto reflector = Informer(resource);
+  auto reflector = ReflectorFor(resource, ReadScope{options.ns, options.fields});
   if (!reflector.ok()) return reflector.status();
   bool queued = queued_writes() > 0;  // the server does not have them yet: list the cache
   if (client_->Reachable() && !queued) {
@@ -304,8 +391,8 @@ absl::StatusOr<ObjectList> KubeStore::List(std::string_view resource, const List
 absl::StatusOr<std::unique_ptr<WatchHandle>> KubeStore::Watch(std::string_view resource,
                                                               const WatchOptions& options,
                                                               WatchHandler handler) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
-  auto reflector = Informer(resource);
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
+  auto reflector = ReflectorFor(resource, ReadScope{options.ns, options.fields});
   if (!reflector.ok()) return reflector.status();
   if (options.resource_version.empty()) {
     return (*reflector)->cache().Watch(resource, options, std::move(handler));
@@ -357,7 +444,7 @@ absl::StatusOr<Object> KubeStore::CreateOnline(const ApiResource& api, const Obj
     created = WriteStatus(api, key, *created, *status);
     if (!created.ok()) return created.status();
   }
-  AwaitCache(api.resource, VersionOf(*created));
+  AwaitCache(key, *created);
   return created;
 }
 
@@ -393,7 +480,7 @@ absl::StatusOr<Object> KubeStore::UpdateOnline(const ApiResource& api, const Obj
     updated = WriteStatus(api, key, *updated, *status);
     if (!updated.ok()) return updated.status();
   }
-  AwaitCache(api.resource, VersionOf(*updated));
+  AwaitCache(key, *updated);
   return updated;
 }
 
@@ -433,7 +520,7 @@ absl::StatusOr<Object> KubeStore::PatchOnline(const ApiResource& api, const Obje
     if (!patched.ok()) return patched.status();
     wanted.clear();
   }
-  AwaitCache(key.resource, VersionOf(*patched));
+  AwaitCache(key, *patched);
   return patched;
 }
 
@@ -557,12 +644,8 @@ bool KubeStore::Queueing() { return !queue_.empty() || !client_->Reachable(); }
 
 std::optional<Object> KubeStore::CurrentLocked(const ObjectKey& key) {
   if (auto it = overlay_.find(key); it != overlay_.end()) return it->second;
-  Reflector* reflector = nullptr;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = informers_.find(key.resource);
-    if (it != informers_.end()) reflector = it->second.get();
-  }
+  Reflector* reflector = FindReflector(key.resource, ReadScope{});
+  if (reflector == nullptr || !reflector->synced()) reflector = CoveringReflector(key);
   if (reflector == nullptr || !reflector->synced()) return std::nullopt;
   auto cached = reflector->cache().Find(key);
   if (cached == nullptr) return std::nullopt;
@@ -700,7 +783,9 @@ void KubeStore::OverlayLocked(std::string_view resource, const ListOptions& opti
   for (const auto& [key, state] : overlay_) {
     if (key.resource != resource || (!options.ns.empty() && key.ns != options.ns)) continue;
     merged.erase(key);
-    if (state && options.selector.Matches(*state)) merged.emplace(key, *state);
+    if (state && options.selector.Matches(*state) && options.fields.Matches(*state)) {
+      merged.emplace(key, *state);
+    }
   }
   list->items.clear();
   for (auto& [key, o] : merged) list->items.push_back(std::move(o));

@@ -27,9 +27,15 @@ namespace clusterd::store::kube {
 //
 // Reads are served from a cache that one Reflector per resource keeps equal to the server
 // (list, then watch with bookmarks; re-list on 410 Gone; reconnect with jittered back-off), so
-// they keep working while the server is unreachable:
+// they keep working while the server is unreachable. A List or Watch scoped by a namespace or a
+// field selector, of a resource without that cluster-wide cache, starts a reflector of its scope
+// only (ReadScope: `/namespaces/NS/...?fieldSelector=...`, shared by the reads of the same
+// scope), so that a process that reads a small part of the cluster caches that part only:
 //   Get     from the cache; a write of this store is visible to its next read (each write
-//           waits, bounded, until the cache has seen the version the server returned).
+//           waits, bounded, until the caches that hold the object have seen the version the
+//           server returned). Without a cluster-wide cache, from a scoped cache that alone
+//           decides the key (a watch of the object by name); else, with `scoped_reads`, from
+//           the server (GET); else the cluster-wide cache is started.
 //   List    from the server (a consistent read with the server's store-wide resourceVersion,
 //           as the other backends return); from the cache when the server is unreachable.
 //   Watch   from the cache's event history (WatchHub): "" lists then watches; a version older
@@ -70,6 +76,12 @@ class KubeStore final : public ObjectStore {
     // Cached from Open(); the others from their first read (Get, List or Watch), so that a
     // process caches only what it reads (an npu-agent on every node must not cache every pod).
     std::vector<std::string> eager_resources;
+    // For a process that reads a small part of the cluster (npu-agent, one per node): a Get that
+    // no cache covers asks the server (GET) instead of starting the cache of every object of its
+    // resource; only the scopes it lists or watches are cached. Such a Get fails (Unavailable)
+    // while the server cannot be reached. clusterd keeps the default: it reads whole resources
+    // through its shared informers, and its Gets are served from their caches.
+    bool scoped_reads = false;
     const Clock* clock = &Clock::Real();
   };
 
@@ -127,9 +139,19 @@ class KubeStore final : public ObjectStore {
   void OverlayLocked(std::string_view resource, const ListOptions& options, ObjectList* list)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_);
 
-  // The reflector of `resource`, started on first use; Unavailable if it cannot sync.
-  absl::StatusOr<Reflector*> Informer(std::string_view resource);
-  Reflector* StartedInformer(std::string_view resource);
+  // The synced reflector whose cache serves a List/Watch of `scope`: the one of exactly this
+  // scope, else the cluster-wide one, else one started for this scope (cluster-wide for an
+  // unscoped read); Unavailable if it cannot sync.
+  absl::StatusOr<Reflector*> ReflectorFor(std::string_view resource, const ReadScope& scope);
+  // The reflector of exactly (resource, scope), started if there is none.
+  Reflector* StartedReflector(std::string_view resource, const ReadScope& scope);
+  // The reflector of exactly (resource, scope); null if there is none.
+  Reflector* FindReflector(std::string_view resource, const ReadScope& scope);
+  // A synced scoped reflector whose cache alone decides `key` (ReadScope::Covers); null if none.
+  Reflector* CoveringReflector(const ObjectKey& key);
+  // The synced reflectors whose cache a write of `key` changes: the cluster-wide one, and the
+  // scoped ones that hold the key now or will hold `written` (null for a deletion).
+  std::vector<Reflector*> ReflectorsSeeing(const ObjectKey& key, const Object* written);
 
   absl::StatusOr<ApiClient::Response> Send(std::string method, std::string path, const Object* body,
                                            std::string content_type = "application/json");
@@ -144,14 +166,18 @@ class KubeStore final : public ObjectStore {
   // returned); returns the object after it.
   absl::StatusOr<Object> WriteStatus(const ApiResource& api, const ObjectKey& key,
                                      const Object& written, const Object& status);
-  // Read-your-writes: waits until the cache of `resource` has seen `resource_version`.
-  void AwaitCache(std::string_view resource, uint64_t resource_version);
+  // Read-your-writes: waits until the caches that see a write of `key` have seen `written`.
+  void AwaitCache(const ObjectKey& key, const Object& written);
   void AwaitDeletion(const ObjectKey& key, const std::string& uid);
 
   const Options options_;
   std::unique_ptr<ApiClient> client_;
   absl::Mutex mu_;
+  // The cluster-wide reflectors, by resource.
   std::map<std::string, std::unique_ptr<Reflector>, std::less<>> informers_ ABSL_GUARDED_BY(mu_);
+  // The scoped ones, by resource, then by ReadScope::Key().
+  std::map<std::string, std::map<std::string, std::unique_ptr<Reflector>>, std::less<>> scoped_
+      ABSL_GUARDED_BY(mu_);
 
   absl::Mutex queue_mu_;
   std::deque<QueuedWrite> queue_ ABSL_GUARDED_BY(queue_mu_);

@@ -154,6 +154,14 @@ bool Reflector::Pause(absl::Duration d) {
   return !stopping_;
 }
 
+std::string Reflector::ScopedPath() const {
+  std::string path = Cat(options_.api->CollectionPath(options_.scope.ns), "?");
+  if (!options_.scope.fields.Empty()) {
+    path += Cat("fieldSelector=", QueryEscape(options_.scope.fields.ToString()), "&");
+  }
+  return path;
+}
+
 void Reflector::Changed() {
   absl::MutexLock lock(&mu_);
   ++generation_;
@@ -175,7 +183,8 @@ void Reflector::Run() {
       absl::Status s = ListAndCommit();
       if (!s.ok()) {
         SetHealth(s);
-        LogWarn("kube", "list failed; retrying", {{"resource", resource}, {"error", s}});
+        LogWarn("kube", "list failed; retrying",
+                {{"resource", resource}, {"scope", options_.scope.ToString()}, {"error", s}});
         if (!Pause(Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng_)))) {
           return;
         }
@@ -225,7 +234,7 @@ absl::Status Reflector::ListAndCommit() {
   uint64_t list_rv = 0;
   int restarts = 0;
   for (;;) {
-    std::string path = Cat(api.CollectionPath(""), "?limit=", options_.page_size);
+    std::string path = Cat(ScopedPath(), "limit=", options_.page_size);
     if (!cont.empty()) path += Cat("&continue=", QueryEscape(cont));
     ApiClient::Request request;
     request.path = path;
@@ -317,7 +326,7 @@ Reflector::WatchEnd Reflector::WatchOnce() {
   int64_t timeout_s = std::max<int64_t>(
       1, static_cast<int64_t>(absl::ToDoubleSeconds(options_.watch_timeout) * jitter(rng_)));
   std::string path =
-      Cat(api.CollectionPath(""), "?watch=1&allowWatchBookmarks=true&resourceVersion=", resume_rv_,
+      Cat(ScopedPath(), "watch=1&allowWatchBookmarks=true&resourceVersion=", resume_rv_,
           "&timeoutSeconds=", timeout_s);
   long status = 0;
   std::string error_body;
@@ -344,7 +353,8 @@ Reflector::WatchEnd Reflector::WatchOnce() {
         status == 0 ? absl::UnavailableError(Cat("watch ", api.resource, ": no response"))
                     : StatusFromResponse({status, error_body}, Cat("watch ", api.resource));
     SetHealth(error);
-    LogWarn("kube", "watch refused", {{"resource", api.resource}, {"error", error}});
+    LogWarn("kube", "watch refused",
+            {{"resource", api.resource}, {"scope", options_.scope.ToString()}, {"error", error}});
     return WatchEnd::kError;
   }
   return end;

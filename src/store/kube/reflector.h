@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "store/kube/api_client.h"
 #include "store/kube/api_resource.h"
+#include "store/kube/read_scope.h"
 #include "store/object_cache.h"
 
 namespace clusterd::store::kube {
@@ -55,14 +56,17 @@ absl::Duration Backoff(int attempt, absl::Duration min, absl::Duration max, doub
 
 // --- The reflector ------------------------------------------------------------------------------
 
-// Keeps an ObjectCache of one resource (all namespaces) equal to the API server: list, then
-// watch from the list's resourceVersion with bookmarks; after the watch ends it resumes from the
-// last version seen; on 410 Gone it lists again and commits the difference; on errors it retries
-// with jittered exponential back-off. Watches and reads of the store are served from the cache.
+// Keeps an ObjectCache of one resource (all namespaces, or the objects of one ReadScope) equal to
+// the API server: list, then watch from the list's resourceVersion with bookmarks; after the watch
+// ends it resumes from the last version seen; on 410 Gone it lists again and commits the
+// difference; on errors it retries with jittered exponential back-off. Watches and reads of the
+// store are served from the cache.
 class Reflector {
  public:
   struct Options {
     const ApiResource* api = nullptr;
+    // What is listed and watched; cluster-wide by default.
+    ReadScope scope;
     ApiClient* client = nullptr;
     size_t history_limit = 10000;
     size_t page_size = 500;
@@ -84,6 +88,7 @@ class Reflector {
 
   ObjectCache& cache() { return cache_; }
   const ApiResource& api() const { return *options_.api; }
+  const ReadScope& scope() const { return options_.scope; }
 
   // Waits for the first complete list; false after `timeout` or Stop().
   bool WaitForSync(absl::Duration timeout);
@@ -117,6 +122,8 @@ class Reflector {
   void SetHealth(absl::Status status);
   // Waits `d` unless stopped; false when stopped.
   bool Pause(absl::Duration d);
+  // The collection path of the scope, with its fieldSelector, then '&' or '?' for more.
+  std::string ScopedPath() const;
 
   const Options options_;
   ObjectCache cache_;

@@ -12,13 +12,13 @@ absl::StatusOr<Object> MemoryStore::Get(const ObjectKey& key) { return cache_.Ge
 
 absl::StatusOr<ObjectList> MemoryStore::List(std::string_view resource,
                                              const ListOptions& options) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   return cache_.List(resource, options);
 }
 
 absl::StatusOr<SharedObjectList> MemoryStore::ListShared(std::string_view resource,
                                                          const ListOptions& options) {
-  if (absl::Status s = CheckNamespaceFilter(resource, options.ns); !s.ok()) return s;
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
   return cache_.ListShared(resource, options);
 }
 
