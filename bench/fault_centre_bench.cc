@@ -304,8 +304,9 @@ void BM_FaultCentreScale(benchmark::State& state) {
     ShardProbe shards;
     store::WatchOptions wo;
     wo.ns = std::string(kClusterInfoNamespace);
-    auto list =
-        (*clusterd_store)->List(store::kConfigMaps, {std::string(kClusterInfoNamespace), {}});
+    store::ListOptions lo;
+    lo.ns = std::string(kClusterInfoNamespace);
+    auto list = (*clusterd_store)->List(store::kConfigMaps, lo);
     wo.resource_version = list.ok() ? list->resource_version : "";
     auto watch = (*clusterd_store)->Watch(store::kConfigMaps, wo, [&](const store::WatchEvent& e) {
       shards.OnEvent(e);
