@@ -86,25 +86,29 @@ def node_ip(i):
     return "10.%d.%d.%d" % (i // 65536 % 256, i // 256 % 256, i % 256)
 
 
-def populate(state, nodes, npus, jobs, pods):
+def cluster_objects(nodes, npus, jobs, pods):
+    """The cluster's objects as (resource, namespace or "", name, object): per node its Node and
+    device-info ConfigMap, per job its PodGroup and pods (one pod per node; pod r of job j on
+    node (j * pods + r) % nodes). Shared with kube_scale.py, which loads them into the
+    API-server fixture."""
     for i in range(nodes):
         name = node_name(i)
-        write_json(os.path.join(state, "nodes", name + ".json"), {
+        yield "nodes", "", name, {
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "annotations": {"product-serial-number": "SN%06d" % i}},
             "status": {"addresses": [{"type": "InternalIP", "address": node_ip(i)}],
-                       "conditions": [{"type": "Ready", "status": "True"}]}})
-        write_json(os.path.join(state, "configmaps", "kube-system",
-                                "mindx-dl-deviceinfo-%s.json" % name), device_info(name, npus))
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+        yield ("configmaps", "kube-system", "mindx-dl-deviceinfo-" + name,
+               device_info(name, npus))
     for j in range(jobs):
         job, uid = "job-%05d" % j, "job-uid-%05d" % j
         owner = [{"apiVersion": "mindxdl.gitee.com/v1", "kind": "AscendJob", "name": job,
                   "uid": uid, "controller": True}]
-        write_json(os.path.join(state, "podgroups", NS, job + "-pg.json"), {
+        yield "podgroups", NS, job + "-pg", {
             "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
             "metadata": {"name": job + "-pg", "namespace": NS,
                          "labels": {"framework": "pytorch"}, "ownerReferences": owner},
-            "spec": {"minMember": pods}, "status": {"phase": "Running"}})
+            "spec": {"minMember": pods}, "status": {"phase": "Running"}}
         for r in range(pods):
             n = (j * pods + r) % nodes
             pod = "%s-worker-%d" % (job, r)
@@ -114,7 +118,7 @@ def populate(state, nodes, npus, jobs, pods):
             alloc = {"pod_name": pod, "server_id": node_ip(n), "host_ip": node_ip(n),
                      "super_pod_id": -2, "devices": devices, "rack_id": -2,
                      "server_index": "-2", "server_ip": node_ip(n)}
-            write_json(os.path.join(state, "pods", NS, pod + ".json"), {
+            yield "pods", NS, pod, {
                 "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": pod, "namespace": NS, "uid": "%s-pod-%d" % (uid, r),
                              "labels": {"job-name": job},
@@ -130,7 +134,12 @@ def populate(state, nodes, npus, jobs, pods):
                     "env": [{"name": "MASTER_ADDR", "value": node_ip(0)}]}]},
                 "status": {"phase": "Running", "hostIP": node_ip(n), "podIP": "172.16.0.1",
                            "containerStatuses": [{"name": "ascend",
-                                                  "containerID": "containerd://%d" % r}]}})
+                                                  "containerID": "containerd://%d" % r}]}}
+
+
+def populate(state, nodes, npus, jobs, pods):
+    for resource, ns, name, obj in cluster_objects(nodes, npus, jobs, pods):
+        write_json(os.path.join(state, resource, ns, name + ".json"), obj)
 
 
 def get(url, timeout=2.0):
