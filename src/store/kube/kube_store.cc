@@ -388,6 +388,17 @@ absl::StatusOr<ObjectList> KubeStore::List(std::string_view resource, const List
   return list;
 }
 
+absl::StatusOr<SharedObjectList> KubeStore::ListShared(std::string_view resource,
+                                                       const ListOptions& options) {
+  if (absl::Status s = CheckReadFilter(resource, options.ns, options.fields); !s.ok()) return s;
+  // Synced: the reflector has just listed the server, or keeps up with it by its watch; a Watch
+  // of the same options is served from the same cache.
+  auto reflector = ReflectorFor(resource, ReadScope{options.ns, options.fields});
+  if (!reflector.ok()) return reflector.status();
+  if (queued_writes() > 0) return ObjectStore::ListShared(resource, options);
+  return (*reflector)->cache().ListShared(resource, options);
+}
+
 absl::StatusOr<std::unique_ptr<WatchHandle>> KubeStore::Watch(std::string_view resource,
                                                               const WatchOptions& options,
                                                               WatchHandler handler) {

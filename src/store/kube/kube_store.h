@@ -38,6 +38,7 @@ namespace clusterd::store::kube {
 //           the server (GET); else the cluster-wide cache is started.
 //   List    from the server (a consistent read with the server's store-wide resourceVersion,
 //           as the other backends return); from the cache when the server is unreachable.
+//           ListShared (the shared informers' list before their watch) from the cache.
 //   Watch   from the cache's event history (WatchHub): "" lists then watches; a version older
 //           than the cache's history is OutOfRange (410), as on the other backends.
 // Writes go to the server: Create (POST), Update (PUT, 409 Conflict -> Aborted; custom
@@ -90,6 +91,11 @@ class KubeStore final : public ObjectStore {
 
   absl::StatusOr<Object> Get(const ObjectKey& key) override;
   absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) override;
+  // From the reflector's cache, whose events a Watch from the returned version delivers: a
+  // shared informer's list + watch costs the server one LIST, the reflector's. With writes
+  // queued, as List.
+  absl::StatusOr<SharedObjectList> ListShared(std::string_view resource,
+                                              const ListOptions& options) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view resource,
                                                      const WatchOptions& options,
                                                      WatchHandler handler) override;
