@@ -26,6 +26,13 @@ absl::Status WriteWholeConfigMap(store::ObjectStore& store, std::string_view ns,
   for (const auto& [k, v] : labels) cm["metadata"]["labels"][k] = v;
   cm["data"] = store::Object::object();
   for (const auto& [k, v] : data) cm["data"][k] = v;
+  // A ConfigMap the store's cache does not hold (a Get is local on every backend) is created
+  // first: an update the store refuses costs the API server a request for nothing.
+  if (absl::IsNotFound(store.Get(store::KeyOf(store::kConfigMaps, cm)).status())) {
+    absl::StatusOr<store::Object> created = store.Create(store::kConfigMaps, cm);
+    if (created.ok()) return absl::OkStatus();
+    if (!absl::IsAlreadyExists(created.status())) return created.status();
+  }
   absl::StatusOr<store::Object> updated = store.Update(store::kConfigMaps, cm);
   if (updated.ok()) return absl::OkStatus();
   if (!absl::IsNotFound(updated.status())) return updated.status();

@@ -579,7 +579,17 @@ runtime::Result JobRegistry::RunConsistencyCheck() {
 
 absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
   const store::Object& cm = write.config_map;
-  if (write.mode == WriteMode::kCreateFirst) {
+  // Whether the summary exists, from the store's cache (a Get is local on every backend): a
+  // write that the store would refuse first costs the API server a request for nothing. The
+  // mode decides when the cache cannot tell; a stale cache still ends in the other write.
+  const absl::StatusOr<store::Object> current = store_.Get(store::KeyOf(store::kConfigMaps, cm));
+  bool create_first = write.mode == WriteMode::kCreateFirst;
+  if (current.ok()) {
+    create_first = false;
+  } else if (absl::IsNotFound(current.status())) {
+    create_first = true;
+  }
+  if (create_first) {
     absl::StatusOr<store::Object> created = store_.Create(store::kConfigMaps, cm);
     if (created.ok()) return absl::OkStatus();
     if (!absl::IsAlreadyExists(created.status())) return created.status();
