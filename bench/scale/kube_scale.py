@@ -494,6 +494,10 @@ def lists_of(counts):
     return sum(n for k, n in counts.items() if k.startswith("list "))
 
 
+def writes_of(counts):
+    return sum(n for k, n in counts.items() if k.split()[0] in WRITE_VERBS)
+
+
 def budget(args, up, single, st):
     """(line, met) per budget item."""
     # Each resource listed once (its pages), plus a few small label-selected lists.
@@ -501,11 +505,16 @@ def budget(args, up, single, st):
         ("nodes", args.nodes), ("configmaps", args.nodes), ("pods", args.jobs * args.pods),
         ("podgroups", args.jobs))}
     allowed_lists = sum(pages.values()) + args.startup_extra_lists
+    # Each job's summary once, the cluster-info shards (about 1,100 nodes each) and a few more.
+    allowed_writes = args.jobs + args.nodes // 500 + args.startup_extra_writes
     out = [
         ("ready within %.0f s" % args.budget_ready_s, up["ready_s"] <= args.budget_ready_s),
         ("start-up: every resource listed once: list pages at most %d (+%d selected)" % (
             allowed_lists, args.startup_extra_lists),
          lists_of(up["until_registered"]) <= allowed_lists),
+        ("start-up: one write per job summary: writes at most %d (+%d others)" % (
+            allowed_writes, allowed_writes - args.jobs),
+         writes_of(up["until_registered"]) <= allowed_writes),
     ]
     if single["totals"]:
         out += [
@@ -559,6 +568,8 @@ def main():
     b.add_argument("--budget-ready-s", type=float, default=60.0)
     b.add_argument("--startup-extra-lists", type=int, default=5,
                    help="label-selected LISTs allowed at start-up besides one per resource")
+    b.add_argument("--startup-extra-writes", type=int, default=20,
+                   help="writes allowed at start-up besides the job summaries and shards")
     b.add_argument("--budget-per-fault", type=int, default=10)
     b.add_argument("--budget-map-s", type=float, default=1.0)
     b.add_argument("--budget-shard-per-s", type=int, default=10)
