@@ -565,7 +565,7 @@ def main():
     p.add_argument("--work-parent", default=None, help="where the work directory goes")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     b = p.add_argument_group("budget")
-    b.add_argument("--budget-ready-s", type=float, default=60.0)
+    b.add_argument("--budget-ready-s", type=float, default=30.0)
     b.add_argument("--startup-extra-lists", type=int, default=5,
                    help="label-selected LISTs allowed at start-up besides one per resource")
     b.add_argument("--startup-extra-writes", type=int, default=20,
