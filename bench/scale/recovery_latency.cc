@@ -64,6 +64,9 @@ long RssKb(pid_t pid) {
 // One job's subscription, read with gRPC's callback API: the arrival of each non-keep-alive
 // signal is stamped in OnReadDone, on the thread that read it off the connection (a blocking
 // reader per job would add 1,000 threads and a hand-off to each sample).
+constexpr int kConnectAttempts = 5;
+std::atomic<int> connect_retries{0};
+
 class Subscriber final : public grpc::ClientReadReactor<::ProcessManageSignal> {
  public:
   Subscriber(std::shared_ptr<grpc::Channel> channel, std::string job_id)
@@ -77,10 +80,27 @@ class Subscriber final : public grpc::ClientReadReactor<::ProcessManageSignal> {
   bool Connect() {
     info_.set_jobid(job_id_);
     info_.set_role("taskd");
+    // As the real client does: a call that fails (its connection broke, the server was busy) is
+    // tried again, a few times, half a second apart. The retries are counted and reported.
     for (auto call : {&::Recover::Stub::Init, &::Recover::Stub::Register}) {
-      grpc::ClientContext ctx;
-      ::Status answer;
-      if (!((*stub_).*call)(&ctx, info_, &answer).ok() || answer.code() != 0) return false;
+      bool done = false;
+      for (int attempt = 0; attempt < kConnectAttempts && !done; ++attempt) {
+        if (attempt > 0) {
+          connect_retries.fetch_add(1);
+          absl::SleepFor(absl::Milliseconds(500));
+        }
+        grpc::ClientContext ctx;
+        ::Status answer;
+        grpc::Status status = ((*stub_).*call)(&ctx, info_, &answer);
+        done = status.ok() && answer.code() == 0;
+        if (!done) {
+          std::fprintf(stderr, "job %s: %s: [%d %s] code %d\n", job_id_.c_str(),
+                       call == &::Recover::Stub::Init ? "Init" : "Register",
+                       static_cast<int>(status.error_code()), status.error_message().c_str(),
+                       answer.code());
+        }
+      }
+      if (!done) return false;
     }
     started_ = true;
     stub_->async()->SubscribeProcessManageSignal(&ctx_, &info_, this);
@@ -153,8 +173,8 @@ int EndedStreams(const std::vector<std::unique_ptr<Subscriber>>& subs, absl::Tim
     auto end = s->Ended();
     if (!end.has_value()) continue;
     ++ended;
-    auto& [count, first] = by_status[absl::StrCat(end->first.error_code(), " ",
-                                                  end->first.error_message())];
+    auto& [count, first] =
+        by_status[absl::StrCat(end->first.error_code(), " ", end->first.error_message())];
     const double at = absl::ToDoubleSeconds(end->second - since);
     first = count++ == 0 ? at : std::min(first, at);
   }
@@ -423,9 +443,13 @@ int main(int argc, char** argv) {
     }
     subs.push_back(std::move(s));
   }
-  std::printf("%d jobs registered and subscribed over %zu connections in %.1f s\n", jobs,
-              channels.size(), absl::ToDoubleSeconds(absl::Now() - t));
+  std::printf(
+      "%d jobs registered and subscribed over %zu connections in %.1f s (%d calls "
+      "retried)\n",
+      jobs, channels.size(), absl::ToDoubleSeconds(absl::Now() - t), connect_retries.load());
   const absl::Time subscribed_at = absl::Now();
+  std::printf("  streams ended while the others registered: %d\n",
+              EndedStreams(subs, subscribed_at, true));
   for (int waited = 0; waited < hold_s; waited += 10) {
     absl::SleepFor(absl::Seconds(std::min(10, hold_s - waited)));
     std::printf("  after %3d s: %d of %d streams ended\n", std::min(waited + 10, hold_s),
