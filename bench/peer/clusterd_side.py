@@ -316,8 +316,9 @@ def measure_stop(job, reporter, timeout=30.0):
     after = job.first_signal_histogram()
     controller = (after[0] - before[0]) / (after[1] - before[1]) if after[1] > before[1] \
         else None
-    return {"controller": controller, "seconds": max(stops) - t_report, "in_clusterd": t_mgr - t_report,
-            "fan_out": max(stops) - t_mgr, "first": min(stops) - t_report,
+    return {"controller": controller, "seconds": max(stops) - t_report,
+            "in_clusterd": t_mgr - t_report, "fan_out": max(stops) - t_mgr,
+            "first": min(stops) - t_report,
             "report": t_report, "subscribes": subscribes, "resumed": resumed}
 
 

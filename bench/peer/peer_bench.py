@@ -15,8 +15,8 @@ Survival: SIGKILL the TorchElastic rendezvous host in the middle of a recovery; 
 clusterd in the middle of one and restart it on the same store.
 
 Needs Debian's python3-torch (bash scripts/setup-peer-bench.sh) for the TorchElastic half; run
-with /usr/bin/python3. Exits 2 (and says why) when torch is missing, 1 when a measurement could
-not be taken.
+with /usr/bin/python3. Without torch it says so and exits 0 (skipped); it exits 1 when a
+measurement could not be taken.
 
   /usr/bin/python3 bench/peer/peer_bench.py --build build
 """
@@ -26,11 +26,11 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 WORKER_MEMORY = 160 << 20  # private memory of one torch worker or agent, measured, rounded up
+DEBIAN_PYTHON = "/usr/bin/python3"
 MEMORY_FLOOR = 2 << 30  # stop the TorchElastic job when MemAvailable falls below this
 
 
@@ -47,6 +47,10 @@ def parse_args():
                    help="torchrun --monitor_interval (torchrun's default: 5)")
     p.add_argument("--tight-monitor-interval", type=float, default=0.1,
                    help="a second TorchElastic run with this interval (0: skip)")
+    p.add_argument("--step-seconds", type=float, default=0.1,
+                   help="each TorchElastic worker's pause between two all-reduces")
+    p.add_argument("--crash-trials", type=int, default=2,
+                   help="clusterd SIGKILLs per kill point in the survival runs")
     p.add_argument("--survival-ranks", type=int, default=16,
                    help="job size of the survival runs (0: skip them)")
     p.add_argument("--sides", default="torchelastic,clusterd",
@@ -113,7 +117,8 @@ def run_torchelastic(args, sizes, work, log, results):
                 "  memory low (%.1f GiB): stopping the TorchElastic job" % (avail / 2**30)))
             try:
                 runs = torchelastic_side.run_latency(n, args.per_node, interval, args.reps, d,
-                                                     log, abort=lambda: guard.tripped)
+                                                     log, abort=lambda: guard.tripped,
+                                                     step_seconds=args.step_seconds)
             finally:
                 guard.stop()
             log("  lowest MemAvailable during the run: %.1f GiB" % (guard.lowest / 2**30))
@@ -138,13 +143,14 @@ def run_survival(args, sides, work, log, results):
             d = tempfile.mkdtemp(prefix="te-host-%d-" % kill_host, dir=work)
             results["survival"].append(dict(side="torchelastic", ranks=n, **(
                 torchelastic_side.run_host_kill(n, args.per_node, args.monitor_interval, d,
-                                                log, kill_host))))
+                                                log, kill_host, step_seconds=args.step_seconds))))
     if "clusterd" in sides:
         import clusterd_side
         for point in ("after-report", "on-stoptrain"):
-            d = tempfile.mkdtemp(prefix="clusterd-crash-", dir=work)
-            results["survival"].append(dict(side="clusterd", ranks=n, **(
-                clusterd_side.run_crash(n, args.per_node, d, log, point))))
+            for _ in range(args.crash_trials):
+                d = tempfile.mkdtemp(prefix="clusterd-crash-", dir=work)
+                results["survival"].append(dict(side="clusterd", ranks=n, **(
+                    clusterd_side.run_crash(n, args.per_node, d, log, point))))
 
 
 def summary(results, uptime):
@@ -182,17 +188,22 @@ def summary(results, uptime):
                              s["agent_exit_codes"]))
         else:
             lines.append(
-                "survival clusterd N=%d, SIGKILL %s (restart %.2f s): every rank stopTrain: %s; "
-                "cycle ended: %s; record %s" % (
-                    s["ranks"], s["kill_point"], s["restart_seconds"],
+                "survival clusterd N=%d, SIGKILL %s (stopTrain out before the kill: %s; restart "
+                "%.2f s): every rank stopTrain: %s (at most %d per rank); cycle ended: %s; "
+                "record %s" % (
+                    s["ranks"], s["kill_point"], "yes" if s["stoptrain_before_kill"] else "no",
+                    s["restart_seconds"],
                     "yes, %.2f s after the report" % s["stop_after_report"]
-                    if s["all_ranks_stopped"] else "NO",
+                    if s["all_ranks_stopped"] else "NO", s["stoptrain_per_rank"],
                     "yes, %.1f s after the report" % s["cycle_seconds"] if s["cycle_ended"]
                     else "NO", s["record_state"]))
     return "\n".join(lines)
 
 
 def main():
+    if os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON):
+        # Debian's torch, grpcio and protobuf live under Debian's interpreter only.
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
     args = parse_args()
     setup_paths(args.build)
     sys.path.insert(0, HERE)
@@ -205,7 +216,7 @@ def main():
         if missing is not None:
             print("peer_bench: skipped: PyTorch is not installed for %s (%s); run "
                   "bash scripts/setup-peer-bench.sh" % (sys.executable, missing))
-            return 2
+            return 0
     sizes = [int(x) for x in args.ranks.split(",") if x.strip()]
     work = args.work_dir or tempfile.mkdtemp(prefix="peer-bench-")
     os.makedirs(work, exist_ok=True)

@@ -215,10 +215,11 @@ def measure_stop(job, gen, timeout):
             "first_sigterm": (min(sigterms) - t_kill) if sigterms else None}
 
 
-def run_latency(ranks, per_node, monitor_interval, reps, work_dir, log, abort=None):
+def run_latency(ranks, per_node, monitor_interval, reps, work_dir, log, abort=None,
+                step_seconds=0.1):
     """`reps` kills on one launch; returns the list of measurements."""
     job = ElasticJob(ranks, per_node, monitor_interval, max_restarts=reps + 3,
-                     work_dir=work_dir, abort=abort)
+                     work_dir=work_dir, step_seconds=step_seconds, abort=abort)
     results = []
     try:
         job.start()
@@ -240,13 +241,14 @@ def run_latency(ranks, per_node, monitor_interval, reps, work_dir, log, abort=No
 
 
 def run_host_kill(ranks, per_node, monitor_interval, work_dir, log, kill_host,
-                  observe=150.0):
+                  observe=150.0, step_seconds=0.1):
     """Kills a worker; once every other worker has been stopped (the agents are between
     stopping their workers and the next rendezvous round: the middle of the recovery),
     optionally SIGKILLs the agent hosting the c10d rendezvous store. Then watches for `observe`
     seconds whether a new generation reaches its first all-reduce (recovered) or the remaining
     agents all exit (died)."""
-    job = ElasticJob(ranks, per_node, monitor_interval, max_restarts=3, work_dir=work_dir)
+    job = ElasticJob(ranks, per_node, monitor_interval, max_restarts=3, work_dir=work_dir,
+                     step_seconds=step_seconds)
     outcome = {"kill_host": kill_host}
     try:
         job.start()
