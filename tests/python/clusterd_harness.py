@@ -15,14 +15,14 @@ sys.path.insert(0, os.environ["PROTO_PY_DIR"])
 
 
 class Clusterd:
-    def __init__(self, store="memory", extra_args=()):
+    def __init__(self, store="memory", extra_args=(), grpc_listen="127.0.0.1:0"):
         self.dir = tempfile.TemporaryDirectory(prefix="clusterd-py-")
         info = os.path.join(self.dir.name, "listen.json")
         self.log_path = os.path.join(self.dir.name, "clusterd.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [os.environ["CLUSTERD_BIN"], "--store", store,
-             "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+             "--grpc-listen", grpc_listen, "--http-listen", "127.0.0.1:0",
              "--listen-info-file", info, *extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
@@ -52,6 +52,13 @@ class Clusterd:
             self.log_text = f.read()
         self.dir.cleanup()
         return code
+
+    def kill(self):
+        """SIGKILL, as a crash; the store is left as the process left it."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        return self.stop()
 
 
 def read_golden(name):

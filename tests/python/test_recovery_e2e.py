@@ -18,21 +18,17 @@ import urllib.request
 import grpc
 
 import clusterd_harness  # noqa: F401  (puts the generated stubs on sys.path)
+import job_objects
 import recover_pb2
 import recover_pb2_grpc
+from job_objects import device_info_config_map, node_object
 from taskd_client import ScriptedAgent, TaskdClient, fault
 
 JOB = "7c1f0d3a-6b0e-4a53-9d8f-2a1c0e5b7f11"
 NS = "default"
 POD_GROUP = "pt-2x8-pg"
 RESET_CONFIG = "reset-config-pt-2x8"
-INITIALIZING = '{"status":"initializing"}'
 STEP = 40.0  # the 10 s force-release pause before globalFault, with margin
-
-
-def owner(kind="AscendJob", name="pt-2x8", uid=JOB):
-    return [{"apiVersion": "mindxdl.gitee.com/v1", "kind": kind, "name": name, "uid": uid,
-             "controller": True}]
 
 
 def pod_object(rank):
@@ -42,67 +38,12 @@ def pod_object(rank):
     node = "node-a" if rank == 0 else "node-b"
     host_ip = "192.168.0.11" if rank == 0 else "192.168.0.12"
     prefix = "10.1.0." if rank == 0 else "10.1.1."
-    devices = [{"device_id": str(i), "device_ip": prefix + str(10 + i), "super_device_id": "0"}
-               for i in range(8)]
-    alloc = {"pod_name": name, "server_id": uid, "host_ip": host_ip, "super_pod_id": -2,
-             "devices": devices, "rack_id": -2, "server_index": "-2", "server_ip": host_ip}
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "name": name, "namespace": NS, "uid": uid, "labels": {"job-name": "pt-2x8"},
-            "annotations": {
-                "hccl/rankIndex": str(rank),
-                "ascend.kubectl.kubernetes.io/ascend-910-configuration": json.dumps(alloc),
-                "scheduling.k8s.io/group-name": POD_GROUP,
-            },
-            "ownerReferences": owner(),
-        },
-        "spec": {"nodeName": node, "containers": [{
-            "name": "ascend", "image": "train:latest",
-            "resources": {"limits": {"huawei.com/Ascend910": "8"}},
-            "env": [{"name": "MASTER_ADDR", "value": "192.168.0.11"}]}]},
-        "status": {"phase": "Running", "hostIP": host_ip, "podIP": "172.16.0.1",
-                   "containerStatuses": [{"name": "ascend",
-                                          "containerID": "containerd://%d" % rank}]},
-    }
+    return job_objects.pod_object(NS, "pt-2x8", JOB, name, uid, rank, node, host_ip, prefix,
+                                  POD_GROUP, master_addr="192.168.0.11")
 
 
 def pod_group_object(strategies):
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": POD_GROUP, "namespace": NS, "uid": "pg-uid-1",
-                     "labels": {"framework": "pytorch", "process-recover-enable": "on"},
-                     "annotations": {"recover-strategy": strategies},
-                     "ownerReferences": owner()},
-        "spec": {"minMember": 2, "minResources": {"huawei.com/Ascend910": "16"}},
-        "status": {"phase": "Running"},
-    }
-
-
-def device_info_config_map(node):
-    """The device plugin's healthy view of a node's 8 NPUs (mindx-dl-deviceinfo-<node>); the
-    fault centre correlates a client's retry report with the job's NPUs through it (§8.3)."""
-    device_list = {
-        "huawei.com/Ascend910": ",".join("Ascend910-%d" % i for i in range(8)),
-        "huawei.com/Ascend910-Fault": "[]",
-        "huawei.com/Ascend910-NetworkUnhealthy": "",
-        "huawei.com/Ascend910-Recovering": "",
-        "huawei.com/Ascend910-Unhealthy": "",
-    }
-    device_info = json.dumps({"DeviceList": dict(sorted(device_list.items())),
-                              "UpdateTime": 1718000001}, separators=(",", ":"))
-    cfg = '{"DeviceInfo":%s,"SuperPodID":-1,"ServerIndex":-1,"CheckCode":"%s"}' % (
-        device_info, hashlib.sha256(device_info.encode()).hexdigest())
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "mindx-dl-deviceinfo-" + node, "namespace": "kube-system",
-                         "labels": {"mx-consumer-cim": "true"}},
-            "data": {"DeviceInfoCfg": cfg, "ManuallySeparateNPU": "", "UpgradeFaultReason": "{}"}}
-
-
-def node_object(name, ip, sn):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "annotations": {"product-serial-number": sn}},
-            "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
+    return job_objects.pod_group_object(NS, POD_GROUP, "pt-2x8", JOB, strategies, pods=2)
 
 
 class RecoveryE2e(unittest.TestCase):
@@ -165,13 +106,7 @@ class RecoveryE2e(unittest.TestCase):
         self.start_clusterd(self.grpc_address)
 
     def write(self, resource, obj):
-        ns = obj["metadata"].get("namespace", "")
-        d = os.path.join(self.state, resource, ns) if ns else os.path.join(self.state, resource)
-        os.makedirs(d, exist_ok=True)
-        tmp = os.path.join(d, "." + obj["metadata"]["name"] + ".tmp")
-        with open(tmp, "w") as f:
-            json.dump(obj, f, indent=2)
-        os.rename(tmp, os.path.join(d, obj["metadata"]["name"] + ".json"))
+        job_objects.write_object(self.state, resource, obj)
 
     def write_job(self, strategies):
         self.write("nodes", node_object("node-a", "192.168.0.11", "2102313LNR10P5100001"))
@@ -181,11 +116,7 @@ class RecoveryE2e(unittest.TestCase):
         self.write("podgroups", pod_group_object(strategies))
         for rank in (0, 1):
             self.write("pods", pod_object(rank))
-        self.write("configmaps", {
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": RESET_CONFIG, "namespace": NS},
-            "data": {"reset.json": INITIALIZING,
-                     "checkCode": hashlib.sha256(INITIALIZING.encode()).hexdigest()}})
+        self.write("configmaps", job_objects.reset_config_map(NS, RESET_CONFIG))
 
     def recover_service_ready(self):
         channel = grpc.insecure_channel(self.grpc_address)
