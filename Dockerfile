@@ -4,7 +4,7 @@
 # Stage 1 builds with the project's own package list (scripts/setup.sh).
 FROM debian:12 AS build
 WORKDIR /src
-COPY scripts/setup.sh scripts/setup.sh
+COPY scripts/setup.sh scripts/apt_install.sh scripts/
 RUN bash scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -16,22 +16,6 @@ packages=(
   clang libclang-rt-14-dev  # the sanitizer tree and the libFuzzer targets (libclang_rt.fuzzer)
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$p")
-  fi
-done
-
-if ((${#missing[@]} == 0)); then
-  exit 0
-fi
-
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# shellcheck source=scripts/apt_install.sh
+source "$(dirname "$0")/apt_install.sh"
+install_missing setup "${packages[@]}"
