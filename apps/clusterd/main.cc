@@ -259,6 +259,11 @@ int main(int argc, char** argv) {
                  "on /readyz (the original: about 16000)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-recovery-jobs", brain_options.recovery.max_jobs,
+                 "Recover service: jobs served at once (Register answers 500 beyond it, as the "
+                 "original does at 10000); each subscribed job holds one stream and about 33 KiB")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--job-reconcile-rate", brain_options.registry.reconcile_rate,
                  "Job registry: reconciles that write job summaries, per second (the "
                  "original: 5); faults map onto a waiting job at once")

@@ -361,6 +361,11 @@ int main(int argc, char** argv) {
   options.store = "dir:" + dir + "/store";
   options.work_dir = dir + "/run";
   options.extra_args = {"--log-level", "warn"};
+  // One stream per job: beyond the original's 10,000 served jobs, clusterd is told to serve all.
+  if (jobs > 10000) {
+    options.extra_args.insert(options.extra_args.end(),
+                              {"--max-recovery-jobs", std::to_string(jobs)});
+  }
   if (tls) {
     std::string make_cert = absl::StrCat(
         "cd ", dir,

@@ -375,6 +375,32 @@ TEST_F(RecoveryBridgeTest, ARecordThatCannotBeWrittenShowsTheJobNotDurableAndHol
   bridge.Stop();
 }
 
+TEST_F(RecoveryBridgeTest, RegisterBeyondTheServedJobLimitIs500) {
+  // --max-recovery-jobs: the original's 10000 by default; here 1, so that the first job fills it.
+  Seed(true);
+  RecoveryBridge::Options options;
+  options.max_jobs = 1;
+  RecoveryBridge bridge(store_, clock_, nullptr, nullptr, options);
+  ASSERT_TRUE(bridge.Start(/*run_threads=*/false).ok());
+  ASSERT_TRUE(store_
+                  .Create(store::kPodGroups,
+                          [] {
+                            store::Object pg = PodGroup(true, false);
+                            pg["metadata"]["name"] = "second-pg";
+                            pg["metadata"]["ownerReferences"][0]["uid"] = "job-2";
+                            return pg;
+                          }())
+                  .ok());
+  ASSERT_EQ(bridge.Init(kJob).code, 0);
+  ASSERT_EQ(bridge.Register(kJob).code, 0);
+  ASSERT_EQ(bridge.Init("job-2").code, 0);
+  RecoveryBridge::Answer second = bridge.Register("job-2");
+  EXPECT_EQ(second.code, 500);
+  EXPECT_EQ(second.info, "out of max serve jobs, reuse registry for jobId=job-2");
+  // A job already served registers again.
+  EXPECT_EQ(bridge.Register(kJob).code, 0);
+}
+
 TEST_F(RecoveryBridgeTest, InitAndRegisterRefuseAJobIdThatCannotNameItsRecord) {
   ASSERT_TRUE(bridge_.Start(false).ok());
   RecoveryBridge::Answer init = bridge_.Init("job_7");
