@@ -319,6 +319,7 @@ class FaultCentre {
   // same record, PodGroup and pod objects) is recognised by pointer and not built again.
   std::map<std::string, JobRegistry::FaultSnapshotEntry> index_source_;  // by job id; worker only
   absl::Time last_index_refresh_ = absl::InfinitePast();                 // worker only
+  absl::Duration index_refresh_gap_ = absl::ZeroDuration();              // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   RelationConfig relation_config_ ABSL_GUARDED_BY(mu_);
   // Why the optional user configuration is not in use ("" = it is, or there is none).

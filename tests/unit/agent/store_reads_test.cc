@@ -40,29 +40,31 @@ class RecordingStore : public clusterd::testing::ForwardingStore {
 
   absl::StatusOr<store::ObjectList> List(std::string_view resource,
                                          const store::ListOptions& options) override {
-    Record(lists_, resource, options.ns, options.fields, options.selector);
+    Record(Kind::kList, resource, options.ns, options.fields, options.selector);
     return inner_.List(resource, options);
   }
   absl::StatusOr<std::unique_ptr<store::WatchHandle>> Watch(std::string_view resource,
                                                             const store::WatchOptions& options,
                                                             store::WatchHandler handler) override {
-    Record(watches_, resource, options.ns, options.fields, options.selector);
+    Record(Kind::kWatch, resource, options.ns, options.fields, options.selector);
     return inner_.Watch(resource, options, std::move(handler));
   }
 
-  std::vector<Read> Lists(std::string_view resource) const { return Of(lists_, resource); }
-  std::vector<Read> Watches(std::string_view resource) const { return Of(watches_, resource); }
+  std::vector<Read> Lists(std::string_view resource) const { return Of(Kind::kList, resource); }
+  std::vector<Read> Watches(std::string_view resource) const { return Of(Kind::kWatch, resource); }
 
  private:
-  void Record(std::vector<Read>& into, std::string_view resource, const std::string& ns,
+  enum class Kind { kList, kWatch };
+  void Record(Kind kind, std::string_view resource, const std::string& ns,
               const store::FieldSelector& fields, const store::LabelSelector& labels) {
     absl::MutexLock lock(&mu_);
-    into.push_back({std::string(resource), ns, fields.ToString(), labels.ToString()});
+    (kind == Kind::kList ? lists_ : watches_)
+        .push_back({std::string(resource), ns, fields.ToString(), labels.ToString()});
   }
-  std::vector<Read> Of(const std::vector<Read>& reads, std::string_view resource) const {
+  std::vector<Read> Of(Kind kind, std::string_view resource) const {
     absl::MutexLock lock(&mu_);
     std::vector<Read> out;
-    for (const Read& r : reads) {
+    for (const Read& r : kind == Kind::kList ? lists_ : watches_) {
       if (r.resource == resource) out.push_back(r);
     }
     return out;
