@@ -120,6 +120,10 @@ class FaultCentre {
     // The process's shared informers of Nodes and ConfigMaps (ClusterBrain's); null: the
     // centre keeps informers of its own over the store (benchmarks, standalone use).
     store::InformerFactory* informers = nullptr;
+    // Runs fn(0) .. fn(n - 1), each item independent; used for the start-up decoding of every
+    // node's device-info ConfigMap. ClusterBrain passes ParallelFor (every core); unset, the
+    // items run in turn on the calling thread, so the centre starts no thread of its own.
+    std::function<void(size_t n, const std::function<void(size_t)>& fn)> parallel_for;
   };
 
   FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegistry* registry,

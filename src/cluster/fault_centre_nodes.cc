@@ -9,7 +9,6 @@
 #include "cluster/fault_centre_rejects.h"
 #include "cluster/node_object.h"
 #include "common/json_util.h"
-#include "common/parallel_for.h"
 
 namespace clusterd::cluster {
 
@@ -43,15 +42,19 @@ void FaultCentre::PrepareDeviceIntakes() {
   }
   // Each ConfigMap is decoded with the options alone (no state of the centre), so the decoding
   // runs unlocked; the results are handed over under mu_.
-  std::vector<std::optional<absl::StatusOr<DeviceIntake>>> decoded(pending.size());
-  constexpr size_t kConfigMapsPerThread = 1024;
-  ParallelFor(pending.size(), kConfigMapsPerThread, "fault-intake", [&](size_t i) {
+  std::vector<absl::StatusOr<DeviceIntake>> decoded(pending.size());
+  const std::function<void(size_t)> decode = [&](size_t i) {
     decoded[i] = DeviceIntakeFromConfigMap(*pending[i].second, options_.intake, options_.naming);
-  });
+  };
+  if (options_.parallel_for) {
+    options_.parallel_for(pending.size(), decode);
+  } else {
+    for (size_t i = 0; i < pending.size(); ++i) decode(i);
+  }
   absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < pending.size(); ++i) {
     prepared_intakes_.insert_or_assign(
-        pending[i].first, PreparedIntake{std::move(pending[i].second), *std::move(decoded[i])});
+        pending[i].first, PreparedIntake{std::move(pending[i].second), std::move(decoded[i])});
   }
 }
 

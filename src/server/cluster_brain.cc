@@ -1,6 +1,7 @@
 #include "server/cluster_brain.h"
 
 #include "common/log.h"
+#include "common/parallel_for.h"
 #include "common/status_util.h"
 
 namespace clusterd::server {
@@ -13,6 +14,13 @@ cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
                                          store::InformerFactory* informers) {
   options.config = config;
   if (options.informers == nullptr) options.informers = informers;
+  if (!options.parallel_for) {
+    // The start-up decoding of the device-info ConfigMaps on every core, 1,024 a thread at
+    // least (fewer are not worth a thread).
+    options.parallel_for = [](size_t n, const std::function<void(size_t)>& fn) {
+      ParallelFor(n, /*min_per_thread=*/1024, "fault-intake", fn);
+    };
+  }
   return options;
 }
 
@@ -40,7 +48,8 @@ ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options opti
       net_faults_sink_(faults_, "slow-network"),
       slow_node_profiling_(store, data_trace_),
       slow_node_data_(options.slow_node.profiling_root, options.slow_node.max_file_bytes),
-      slow_nodes_(store, clock, slow_node_faults_, WithSource(options.slow_node, &slow_node_data_, &informers_),
+      slow_nodes_(store, clock, slow_node_faults_,
+                  WithSource(options.slow_node, &slow_node_data_, &informers_),
                   /*lookup=*/nullptr, &slow_node_profiling_) {
   faults_.AddJobFaultSink(&recovery_);
   // Goodput: job statuses from the summaries, faults from the per-job snapshots, and the

@@ -18,6 +18,7 @@ namespace clusterd::server {
 class ConfigService final : public ::config::Config::CallbackService, private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   static constexpr size_t kPublisherCapacity = 1000;
 
   ConfigService(UnaryGate& gate, cluster::GlobalRankTableFeed& feed);

@@ -57,7 +57,7 @@ void DataTraceService::CloseStreams() {
 
 grpc::ServerUnaryReactor* DataTraceService::ModifyTrainingDataTraceSwitch(
     grpc::CallbackServerContext* ctx, const ::DataTypeReq* request, ::DataTypeRes* response) {
-  return Unary(ctx, method::kDataTraceModify, [&] {
+  return BlockingUnary(ctx, method::kDataTraceModify, [this, ctx, request, response] {
     if (absl::Status s = CheckRequestBounds(method::kDataTraceModify, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }

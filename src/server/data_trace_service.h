@@ -16,6 +16,7 @@ namespace clusterd::server {
 class DataTraceService final : public ::TrainingDataTrace::CallbackService, private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   static constexpr size_t kPublisherCapacity = 100;
   static constexpr size_t kMaxPublishers = 10000;
 

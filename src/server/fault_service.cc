@@ -120,7 +120,7 @@ absl::Status FaultService::MayFollow(const grpc::ServerContextBase& ctx, absl::s
 grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ctx,
                                                  const ::fault::ClientInfo* request,
                                                  ::fault::Status* response) {
-  return Unary(ctx, method::kFaultRegister, [&] {
+  return BlockingUnary(ctx, method::kFaultRegister, [this, ctx, request, response] {
     if (absl::Status s = CheckRequestBounds(method::kFaultRegister, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }
@@ -174,7 +174,7 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
 grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerContext* ctx,
                                                           const ::fault::ClientInfo* request,
                                                           ::fault::FaultQueryResult* response) {
-  return Unary(ctx, method::kFaultGetFaultMsgSignal, [&] {
+  return BlockingUnary(ctx, method::kFaultGetFaultMsgSignal, [this, ctx, request, response] {
     if (absl::Status s = CheckRequestBounds(method::kFaultGetFaultMsgSignal, *request); !s.ok()) {
       return ToGrpcStatus(s);
     }

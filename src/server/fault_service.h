@@ -33,6 +33,7 @@ class FaultService final : public ::fault::Fault::CallbackService,
                            private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   static constexpr size_t kMailboxCapacity = 1024;
   static constexpr absl::Duration kClusterViewTtl = absl::Seconds(3);
 

@@ -8,6 +8,7 @@
 #include "auth/authorizer.h"
 #include "grpcpp/grpcpp.h"
 #include "server/grpc_caller.h"
+#include "server/handler_pool.h"
 #include "server/request_limits.h"
 #include "server/rpc_metrics.h"
 #include "server/rpc_util.h"
@@ -30,6 +31,10 @@ class GatedService {
   // every caller is allowed, as before. Set once, before the server starts (ServiceSet).
   void SetAuthorizer(auth::Authorizer* authz) { authz_ = authz; }
 
+  // Where BlockingUnary handlers run (handler_pool.h says why). Without a pool (unit tests of a
+  // service) they run on gRPC's thread, as Unary ones do. Set once, before the server starts.
+  void SetHandlerPool(HandlerPool* pool) { pool_ = pool; }
+
  protected:
   template <typename Handler>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, absl::string_view method,
@@ -41,6 +46,32 @@ class GatedService {
     grpc::Status status = std::forward<Handler>(handler)();
     RecordRpc(method, status.error_code());
     return FinishUnary(ctx, std::move(status));
+  }
+
+  // Unary for a handler that may block (a store write or read that waits on I/O or a lock):
+  // it runs on the HandlerPool, so gRPC's own threads keep reading the sockets and answering
+  // keepalive pings meanwhile. The handler outlives this call: it must capture the call's
+  // pointers (ctx, request, response) by value, never a local by reference.
+  template <typename Handler>
+  grpc::ServerUnaryReactor* BlockingUnary(grpc::CallbackServerContext* ctx,
+                                          absl::string_view method, Handler handler) {
+    if (pool_ == nullptr) return Unary(ctx, method, std::move(handler));
+    if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
+      RecordRpc(method, grpc::StatusCode::UNKNOWN);
+      return FinishUnary(ctx, ToGrpcStatus(admitted));
+    }
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    absl::Status queued = pool_->Run([reactor, method, handler = std::move(handler)]() mutable {
+      grpc::Status status = handler();
+      RecordRpc(method, status.error_code());
+      reactor->Finish(std::move(status));
+    });
+    if (!queued.ok()) {
+      grpc::Status refused = ToGrpcStatus(queued);
+      RecordRpc(method, refused.error_code());
+      reactor->Finish(std::move(refused));
+    }
+    return reactor;
   }
 
   template <typename Message>
@@ -90,6 +121,7 @@ class GatedService {
 
   UnaryGate& gate_;
   auth::Authorizer* authz_ = nullptr;
+  HandlerPool* pool_ = nullptr;
 };
 
 }  // namespace clusterd::server

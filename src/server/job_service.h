@@ -24,6 +24,7 @@ namespace clusterd::server {
 class JobService final : public ::job::Job::CallbackService, private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   static constexpr size_t kMailboxCapacity = 10;
 
   JobService(UnaryGate& gate, Clock& clock, cluster::JobRegistry& registry,

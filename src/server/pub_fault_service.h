@@ -14,6 +14,7 @@ namespace clusterd::server {
 class PubFaultService final : public ::PubFault::CallbackService, private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   // `centre` may be null: every request is then answered UNIMPLEMENTED.
   PubFaultService(UnaryGate& gate, cluster::FaultCentre* centre)
       : GatedService(gate), centre_(centre) {}

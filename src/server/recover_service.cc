@@ -212,7 +212,7 @@ ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext* ctx, absl::s
 
 ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::ClientInfo* request,
                                          ::Status* response) {
-  return Unary(ctx, method::kRecoverInit, [&] {
+  return BlockingUnary(ctx, method::kRecoverInit, [this, ctx, request, response] {
     if (absl::Status s = Bounded(method::kRecoverInit, *request); !s.ok()) {
       return Refuse(response, kCodeInvalidRequest, s);
     }
@@ -240,7 +240,7 @@ ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::Cli
 
 ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
                                              const ::ClientInfo* request, ::Status* response) {
-  return Unary(ctx, method::kRecoverRegister, [&] {
+  return BlockingUnary(ctx, method::kRecoverRegister, [this, ctx, request, response] {
     if (absl::Status s = Bounded(method::kRecoverRegister, *request); !s.ok()) {
       return Refuse(response, kCodeInvalidRequest, s);
     }

@@ -25,6 +25,7 @@ namespace clusterd::server {
 class RecoverService final : public ::Recover::CallbackService, private GatedService {
  public:
   using GatedService::SetAuthorizer;
+  using GatedService::SetHandlerPool;
   // Codes the spec leaves open: a report whose faultRanks are not decimal integers.
   static constexpr int32_t kCodeInvalidRequest = 409;  // InvalidReqParam (§4.3)
 

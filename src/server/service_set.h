@@ -9,6 +9,7 @@
 #include "server/config_service.h"
 #include "server/data_trace_service.h"
 #include "server/fault_service.h"
+#include "server/handler_pool.h"
 #include "server/job_service.h"
 #include "server/pub_fault_service.h"
 #include "server/recover_service.h"
@@ -22,13 +23,20 @@ struct ServiceSet {
   // `authz`: who may call what (null: everyone, as the original; tests of the services).
   ServiceSet(Clock& clock, ClusterBrain& brain, UnaryGate::Limits limits = {},
              auth::Authorizer* authz = nullptr)
-      : gate(clock, limits),
+      : handler_pool(HandlerPool::Options{}),
+        gate(clock, limits),
         recover(gate, brain.recovery()),
         config(gate, brain.global_rank_tables()),
         fault(gate, clock, &brain.faults()),
         job(gate, clock, brain.jobs()),
         data_trace(gate, brain.data_trace()),
         pub_fault(gate, &brain.faults()) {
+    recover.SetHandlerPool(&handler_pool);
+    config.SetHandlerPool(&handler_pool);
+    fault.SetHandlerPool(&handler_pool);
+    job.SetHandlerPool(&handler_pool);
+    data_trace.SetHandlerPool(&handler_pool);
+    pub_fault.SetHandlerPool(&handler_pool);
     recover.SetAuthorizer(authz);
     config.SetAuthorizer(authz);
     fault.SetAuthorizer(authz);
@@ -50,6 +58,9 @@ struct ServiceSet {
     fault.CloseStreams();
   }
 
+  // First, so destroyed last: after the GrpcServer (declared after this set by its owner), whose
+  // shutdown waits for the calls the pool's queued handlers finish.
+  HandlerPool handler_pool;
   UnaryGate gate;
   RecoverService recover;
   ConfigService config;

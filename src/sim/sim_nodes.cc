@@ -10,7 +10,7 @@ SimNodes::SimNodes(store::ObjectStore& store, ClusterSpec cluster, std::string d
 
 SimNodes::~SimNodes() { Stop(); }
 
-absl::Status SimNodes::Start() {
+absl::Status SimNodes::Start(const std::function<bool(int node_index)>& runs_agent) {
   const std::optional<faults::ChipProfile> profile = faults::ChipProfile::FromName(cluster_.chip);
   if (!profile.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat("unknown chip ", cluster_.chip));
@@ -33,20 +33,27 @@ absl::Status SimNodes::Start() {
     if (absl::Status s = node.core->Start(); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(options.node, ": ", s.message()));
     }
-    node.runner = std::make_unique<agent::AgentRunner>(*node.core, store_, options.node);
-    if (absl::Status s = node.runner->Start(); !s.ok()) return s;
+    if (runs_agent && !runs_agent(i)) {
+      node.core->Step();  // the first device-info and node-info ConfigMaps
+    } else {
+      node.runner = std::make_unique<agent::AgentRunner>(*node.core, store_, options.node);
+      if (absl::Status s = node.runner->Start(); !s.ok()) return s;
+    }
     nodes_.push_back(std::move(node));
   }
   return absl::OkStatus();
 }
 
 void SimNodes::Stop() {
-  for (Node& node : nodes_) node.runner->Stop();
+  for (Node& node : nodes_) {
+    if (node.runner != nullptr) node.runner->Stop();
+  }
   nodes_.clear();
 }
 
 bool SimNodes::Inject(int node_index, agent::AgentEvent event) {
   if (node_index < 1 || node_index > static_cast<int>(nodes_.size())) return false;
+  if (nodes_[node_index - 1].runner == nullptr) return false;
   nodes_[node_index - 1].runner->Inject(std::move(event));
   return true;
 }

@@ -3,6 +3,7 @@
 // The simulated nodes: one npu-agent (src/agent: AgentCore + AgentRunner) per node, in this
 // process, writing its device-info / node-info ConfigMaps into the shared store exactly as the
 // npu-agent binary does. Faults are injected into a node's agent as its fault sources would.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,13 @@ class SimNodes {
   ~SimNodes();
 
   // Starts every node's agent; each writes its first device-info ConfigMap.
-  absl::Status Start();
+  absl::Status Start() { return Start(nullptr); }
+  // The same, but only the nodes `runs_agent` accepts (1-based index) keep a running agent
+  // (its thread and its three ConfigMap watches); the others write their first device-info
+  // and node-info ConfigMaps once and stay quiet, and Inject refuses them. For scale runs:
+  // thousands of running agents in one process are thousands of threads woken by every store
+  // change, which starves the process's own gRPC clients.
+  absl::Status Start(const std::function<bool(int node_index)>& runs_agent);
   void Stop();
 
   // Queues `event` for the agent of node `node_index` (1-based). False for an unknown node.

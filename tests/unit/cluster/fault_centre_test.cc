@@ -1,12 +1,15 @@
 // The fault centre over a memory store with a manual clock: ConfigMaps in, cluster-info shards,
 // statistic-fault-info, manual separation and job fault snapshots out. Store events are fed
-// through Observe and keys processed on the test thread (controller().RunUntilIdleForTest()), so nothing sleeps.
+// through Observe and keys processed on the test thread (controller().RunUntilIdleForTest()), so
+// nothing sleeps.
 #include "cluster/fault_centre.h"
 
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <vector>
 
 #include "cluster/fault_config_files.h"
 #include "cluster/job_registry.h"
@@ -139,6 +142,27 @@ TEST_F(FaultCentreTest, InitialViewIsPublishedFromTheStore) {
   EXPECT_EQ(ClusterInfo("cluster-info-switch-0"), "<missing>");  // no switch record yet
   auto cm = store_.Get({"configmaps", "mindx-dl", "cluster-info-device-0"});
   EXPECT_EQ(cm->at("metadata").at("labels").at("mx-consumer-volcano"), "true");
+  EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
+}
+
+TEST_F(FaultCentreTest, TheInitialViewDecodesTheDeviceInfosThroughTheGivenParallelRunner) {
+  NodeSpec healthy;
+  healthy.node = "node-1";
+  Put("configmaps", DeviceInfoConfigMap(healthy));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-2")));
+  FaultCentre::Options o;
+  o.config = Files({.data_dir = CLUSTERD_DATA_DIR});
+  std::vector<size_t> runs;
+  o.parallel_for = [&runs](size_t n, const std::function<void(size_t)>& fn) {
+    runs.push_back(n);
+    for (size_t i = n; i > 0; --i) fn(i - 1);  // another order than the items'
+  };
+  ASSERT_TRUE(StartWith(o).ok());
+  centre_->FlushWrites();
+  EXPECT_EQ(runs, std::vector<size_t>{2});
+  const std::string shard = ClusterInfo("cluster-info-device-0");
+  EXPECT_NE(shard.find("\"mindx-dl-deviceinfo-node-1\":"), std::string::npos);
+  EXPECT_NE(shard.find("80E01801"), std::string::npos);
   EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
 }
 
@@ -672,8 +696,8 @@ class DataDirTest : public FaultCentreTest {
     std::string templ = ::testing::TempDir() + "/data-XXXXXX";
     ASSERT_NE(mkdtemp(templ.data()), nullptr);
     dir_ = templ;
-    for (const char* name :
-         {"relationFaultCustomization.json", "faultDuration.json", "publicFaultConfiguration.json"}) {
+    for (const char* name : {"relationFaultCustomization.json", "faultDuration.json",
+                             "publicFaultConfiguration.json"}) {
       std::filesystem::copy_file(std::string(CLUSTERD_DATA_DIR) + "/" + name, dir_ + "/" + name);
     }
   }

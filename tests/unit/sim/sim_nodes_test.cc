@@ -1,0 +1,37 @@
+// SimNodes on the memory store: with a node filter, every node still writes its device-info
+// ConfigMap, but only the chosen nodes run an agent that takes injected faults.
+#include "sim/sim_nodes.h"
+
+#include "agent/agent_event.h"
+#include "gtest/gtest.h"
+#include "model/config_map_names.h"
+#include "store/object_store.h"
+
+namespace clusterd::sim {
+namespace {
+
+TEST(SimNodes, NodesWithoutARunningAgentWriteTheirDeviceInfoOnceAndRefuseFaults) {
+  auto store = store::OpenStore("memory");
+  ASSERT_TRUE(store.ok());
+  ClusterSpec cluster;
+  cluster.nodes = 3;
+  SimNodes nodes(**store, cluster, CLUSTERD_DATA_DIR);
+  ASSERT_TRUE(nodes.Start([](int node) { return node == 2; }).ok());
+  for (int i = 1; i <= 3; ++i) {
+    const store::ObjectKey key{std::string(store::kConfigMaps),
+                               std::string(model::kDeviceInfoNamespace),
+                               model::DeviceInfoConfigMapName(SimNodeName(i))};
+    EXPECT_TRUE((*store)->Get(key).ok()) << SimNodeName(i);
+  }
+  faults::NpuFaultEvent fault;
+  fault.npu = 0;
+  fault.code = 0x80E3A201;
+  EXPECT_FALSE(nodes.Inject(1, fault));
+  EXPECT_TRUE(nodes.Inject(2, fault));
+  EXPECT_FALSE(nodes.Inject(3, fault));
+  EXPECT_FALSE(nodes.Inject(4, fault));  // no such node
+  nodes.Stop();
+}
+
+}  // namespace
+}  // namespace clusterd::sim
