@@ -40,7 +40,7 @@ HandlerPool::~HandlerPool() {
 
 absl::Status HandlerPool::Run(absl::AnyInvocable<void() &&> task) {
   absl::MutexLock lock(&mu_);
-  if (stopping_) return absl::FailedPreconditionError("the server is stopping");
+  if (stopping_) return absl::UnavailableError("clusterd is stopping");
   if (queue_.size() >= options_.max_queued) {
     refused_.Increment();
     // One line per episode, not per call: the counter has the count.

@@ -42,7 +42,7 @@ class HandlerPool {
   HandlerPool& operator=(const HandlerPool&) = delete;
 
   // Queues `task`; ResourceExhausted (the task is not run) when max_queued tasks wait already,
-  // FailedPrecondition once the pool is being destroyed.
+  // Unavailable once the pool is being destroyed.
   absl::Status Run(absl::AnyInvocable<void() &&> task);
 
   // Tasks waiting for a worker (not counting those running).

@@ -21,6 +21,7 @@
 #include "server/unary_gate.h"
 #include "store/memory/memory_store.h"
 #include "unit/forwarding_store.h"
+#include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
 namespace {
@@ -86,18 +87,13 @@ class BlockingHandlersTest : public ::testing::Test {
     ASSERT_TRUE(bridge_.Start(/*run_threads=*/false).ok());
     for (int i = 0; i < kStuckCalls; ++i) ASSERT_EQ(bridge_.Init(JobId(i)).code, 0);
     service_.SetHandlerPool(&pool_);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = ::Recover::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    server_ = testing::LoopbackServer::Start(&service_);
+    ASSERT_NE(server_.server, nullptr);
+    stub_ = ::Recover::NewStub(server_.channel);
   }
   void TearDown() override {
     store_.Release();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server_.Shutdown();
   }
 
   store::MemoryStore inner_;
@@ -106,7 +102,7 @@ class BlockingHandlersTest : public ::testing::Test {
   UnaryGate gate_{Clock::Real(), Unlimited()};
   HandlerPool pool_{HandlerPool::Options{.threads = kPoolThreads, .max_queued = 10000}};
   RecoverService service_{gate_, bridge_};
-  std::unique_ptr<grpc::Server> server_;
+  testing::LoopbackServer server_;
   std::unique_ptr<::Recover::Stub> stub_;
 };
 

@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "recover.grpc.pb.h"
+#include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
 namespace {
@@ -56,18 +57,11 @@ class ChannelService final : public ::Recover::CallbackService {
 class RecoverStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = ::Recover::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    server_ = testing::LoopbackServer::Start(&service_);
+    ASSERT_NE(server_.server, nullptr);
+    stub_ = ::Recover::NewStub(server_.channel);
   }
-  void TearDown() override {
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  }
+  void TearDown() override { server_.Shutdown(); }
 
   std::shared_ptr<Channel> Open(size_t capacity, bool one_shot = false) {
     auto c = std::make_shared<Channel>(capacity, one_shot, metrics_);
@@ -79,7 +73,7 @@ class RecoverStreamTest : public ::testing::Test {
 
   StreamMetrics metrics_{"recover_stream_test"};
   ChannelService service_;
-  std::unique_ptr<grpc::Server> server_;
+  testing::LoopbackServer server_;
   std::unique_ptr<::Recover::Stub> stub_;
   grpc::ClientContext ctx_;
   std::unique_ptr<grpc::ClientReader<::ProcessManageSignal>> reader_;

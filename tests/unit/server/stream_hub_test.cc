@@ -11,6 +11,7 @@
 #include "config.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
 namespace {
@@ -50,18 +51,13 @@ Message Msg(const std::string& text) {
 class StreamHubTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    channel_ =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
+    server_ = testing::LoopbackServer::Start(&service_);
+    ASSERT_NE(server_.server, nullptr);
+    channel_ = server_.channel;
   }
   void TearDown() override {
     hub_.CloseAll(grpc::Status(grpc::StatusCode::UNAVAILABLE, "test over"));
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server_.Shutdown();
   }
 
   struct Client {
@@ -89,7 +85,7 @@ class StreamHubTest : public ::testing::Test {
 
   StreamHub<Message> hub_{"test", 10};
   HubService service_{hub_};
-  std::unique_ptr<grpc::Server> server_;
+  testing::LoopbackServer server_;
   std::shared_ptr<grpc::Channel> channel_;
 };
 
