@@ -50,6 +50,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import restart_to_ready as cluster  # noqa: E402  (the objects' shapes)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "fixtures"))
+from fixture_process import stop_process  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "..", "..", "tests", "fixtures", "kube_apiserver.py")
 CLUSTERD_USER = "clusterd"
@@ -125,13 +127,7 @@ class Fixture:
         return None
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
 
 
@@ -236,13 +232,7 @@ class Clusterd:
         return 0.0
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, timeout=30)
         self.log.close()
 
 

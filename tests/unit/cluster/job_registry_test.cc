@@ -118,6 +118,18 @@ class JobRegistryTest : public ::testing::Test {
     registry_->controller().RunUntilIdleForTest();
   }
 
+  // The objects a previous clusterd and the scheduler left: two nodes, the PodGroup and the two
+  // pods of the example job.
+  void SeedRunningJob() {
+    for (const Json& node : {NodeObject("node-a", "192.168.0.11", "2102313LNR10P5100001"),
+                             NodeObject("node-b", "192.168.0.12", "2102313LNR10P5100002")}) {
+      ASSERT_TRUE(store_.Create("nodes", node).ok());
+    }
+    ASSERT_TRUE(store_.Create("podgroups", PodGroupObject({})).ok());
+    ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(0))).ok());
+    ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(1))).ok());
+  }
+
   std::vector<JobSummarySignal> TakeSignals() {
     absl::MutexLock lock(&mu_);
     return std::exchange(signals_, {});
@@ -512,13 +524,7 @@ TEST_F(JobRegistryTest, HotSwitchBackupTakesOverOnceTheSourcePodIsGone) {
 
 TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
   // Objects in the store, as a previous clusterd and the scheduler left them.
-  for (const Json& node : {NodeObject("node-a", "192.168.0.11", "2102313LNR10P5100001"),
-                           NodeObject("node-b", "192.168.0.12", "2102313LNR10P5100002")}) {
-    ASSERT_TRUE(store_.Create("nodes", node).ok());
-  }
-  ASSERT_TRUE(store_.Create("podgroups", PodGroupObject({})).ok());
-  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(0))).ok());
-  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(1))).ok());
+  ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
   ASSERT_TRUE(registry_->Start().ok());
   registry_->controller().RunUntilIdleForTest();
   auto job = registry_->FindJob(kJobUid);
@@ -547,13 +553,7 @@ TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
 // written with one write, not an update the store refuses followed by a create (on the kube
 // store at 1,000 jobs: 1,000 requests more at start-up, 20 s at the client's 50 QPS).
 TEST_F(JobRegistryTest, EachSummaryWriteIsOneStoreWriteWhetherOrNotItExists) {
-  for (const Json& node : {NodeObject("node-a", "192.168.0.11", "2102313LNR10P5100001"),
-                           NodeObject("node-b", "192.168.0.12", "2102313LNR10P5100002")}) {
-    ASSERT_TRUE(store_.Create("nodes", node).ok());
-  }
-  ASSERT_TRUE(store_.Create("podgroups", PodGroupObject({})).ok());
-  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(0))).ok());
-  ASSERT_TRUE(store_.Create("pods", PodObject(ExamplePod(1))).ok());
+  ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
   ASSERT_TRUE(registry_->Start().ok());
   registry_->controller().RunUntilIdleForTest();
   EXPECT_TRUE(ConfigMap("job-summary-pt-2x8").ok());
