@@ -44,8 +44,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -165,16 +163,6 @@ def write_preload(path, args):
 
 # --- clusterd ---------------------------------------------------------------------------------
 
-def http_get(url, timeout=5.0):
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-    except OSError:
-        return None, b""
-
-
 class Clusterd:
     def __init__(self, binary, work, kubeconfig):
         self.info = os.path.join(work, "listen-info.json")
@@ -200,7 +188,7 @@ class Clusterd:
                 except (OSError, ValueError, KeyError):
                     pass
             time.sleep(0.01)
-        while http_get(self.http + "/readyz")[0] != 200:
+        while cluster.get(self.http + "/readyz", timeout=5.0)[0] != 200:
             self.check_alive(end)
             time.sleep(0.01)
         return time.time() - self.started
@@ -214,22 +202,18 @@ class Clusterd:
     def faults(self, node=None):
         """{(node, NPU name, code): jobs} of the fault centre's view."""
         url = self.http + "/api/clusterd/v1/faults" + ("?node=" + node if node else "")
-        status, body = http_get(url, timeout=10)
+        status, body = cluster.get(url, timeout=10)
         if status != 200:
             return {}
         return {(it["node"], it["npu"], it["code"].upper()): it.get("jobs", [])
                 for it in json.loads(body).get("items", [])}
 
     def job_count(self):
-        status, body = http_get(self.http + "/api/clusterd/v1/jobs", timeout=10)
+        status, body = cluster.get(self.http + "/api/clusterd/v1/jobs", timeout=10)
         return len(json.loads(body).get("items", [])) if status == 200 else 0
 
     def rss_mib(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-        return 0.0
+        return cluster.rss_mib(self.proc.pid)
 
     def stop(self):
         stop_process(self.proc, timeout=30)
