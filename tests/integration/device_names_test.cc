@@ -154,9 +154,15 @@ TEST(DeviceNames, AgentAndClusterdMapARenamedNodesFaultOntoItsJob) {
   ::fault::ClientInfo info;
   info.set_jobid(kJobUid);
   info.set_role("taskd");
-  grpc::ClientContext ctx;
+  // The job's fault signal is the centre's job stage, a reconcile after the one that maps the
+  // fault row shown above: ask until it has caught up.
   ::fault::FaultQueryResult result;
-  ASSERT_TRUE(fault_stub->GetFaultMsgSignal(&ctx, info, &result).ok());
+  EXPECT_TRUE(WaitFor([&] {
+    grpc::ClientContext ctx;
+    result.Clear();
+    return fault_stub->GetFaultMsgSignal(&ctx, info, &result).ok() &&
+           result.faultsignal().nodefaultinfo_size() == 1;
+  })) << result.DebugString();
   ASSERT_EQ(result.faultsignal().nodefaultinfo_size(), 1);
   ASSERT_EQ(result.faultsignal().nodefaultinfo(0).faultdevice_size(), 1);
   EXPECT_EQ(result.faultsignal().nodefaultinfo(0).faultdevice(0).deviceid(), "3");
