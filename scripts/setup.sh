@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   protobuf-compiler protobuf-compiler-grpc libprotobuf-dev libgrpc++-dev
-  libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
+  libabsl-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libssl-dev
   libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -38,8 +38,6 @@ using cluster::testing::PodSpec;
 using testing::StreamReader;
 using testing::TempDir;
 
-constexpr absl::Duration kWait = absl::Seconds(20);
-
 class JobRegistryIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {

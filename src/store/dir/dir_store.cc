@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_quick_parse.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/parallel_for.h"
@@ -475,7 +476,10 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key, bool links_che
   close(fd);
   text.resize(got);
 
-  Object object = Object::parse(text, nullptr, /*allow_exceptions=*/false);
+  // simdjson first (opening the store reads every file); nlohmann for what it refuses.
+  std::optional<Object> quick = ParseJsonQuickly(text);
+  Object object = quick.has_value() ? *std::move(quick)
+                                    : Object::parse(text, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) return bad(kReasonMalformed, "not valid JSON");
   if (!object.is_object()) {
     return bad(kReasonNotObject, Cat("a JSON ", object.type_name(), ", not an object"));
