@@ -50,6 +50,7 @@
 #include "cluster/public_fault_request.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/parallel_for.h"
 #include "runtime/controller.h"
 #include "store/informer.h"
 #include "store/object_store.h"
@@ -123,7 +124,7 @@ class FaultCentre {
     // Runs fn(0) .. fn(n - 1), each item independent; used for the start-up decoding of every
     // node's device-info ConfigMap. ClusterBrain passes ParallelFor (every core); unset, the
     // items run in turn on the calling thread, so the centre starts no thread of its own.
-    std::function<void(size_t n, const std::function<void(size_t)>& fn)> parallel_for;
+    ParallelRunner parallel_for;
   };
 
   FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegistry* registry,

@@ -123,8 +123,13 @@ absl::Status JobRegistry::Start() {
     if (absl::Status s = informer.Start(); !s.ok()) {
       return Annotate(s, absl::StrCat("job registry: watching ", Sv(resource)));
     }
+    if (resource == store::kPods) PreparePods(informer.List());
     registrations_.push_back(informer.AddHandler(
         {.on_event = [this, h = handler](const store::WatchEvent& e) { (this->*h)(e); }}));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    prepared_pods_.clear();  // those of pods changed between the list and the replay
   }
   store::ListOptions summaries;
   summaries.selector =
@@ -172,6 +177,33 @@ void JobRegistry::OnPodGroupEvent(const store::WatchEvent& event) {
   absl::MutexLock lock(&mu_);
   ApplyPodGroup(event.type, event.object());
   UpdateGaugesLocked();
+}
+
+void JobRegistry::PreparePods(std::vector<std::shared_ptr<const store::Object>> pods) {
+  std::vector<absl::StatusOr<PodInfo>> decoded(pods.size());
+  const std::function<void(size_t)> decode = [&](size_t i) {
+    decoded[i] = model::PodInfoFromObject(*pods[i], options_.naming);
+  };
+  if (options_.parallel_for) {
+    options_.parallel_for(pods.size(), decode);
+  } else {
+    for (size_t i = 0; i < pods.size(); ++i) decode(i);
+  }
+  absl::MutexLock lock(&mu_);
+  prepared_pods_.reserve(pods.size());
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const store::Object* at = pods[i].get();
+    prepared_pods_.insert_or_assign(at, PreparedPod{std::move(pods[i]), std::move(decoded[i])});
+  }
+}
+
+absl::StatusOr<PodInfo> JobRegistry::DecodePod(const store::Object& object) {
+  if (auto it = prepared_pods_.find(&object); it != prepared_pods_.end()) {
+    absl::StatusOr<PodInfo> pod = std::move(it->second.pod);
+    prepared_pods_.erase(it);
+    return pod;
+  }
+  return model::PodInfoFromObject(object, options_.naming);
 }
 
 void JobRegistry::OnPodEvent(const store::WatchEvent& event) {
@@ -273,7 +305,7 @@ void JobRegistry::ApplyPod(store::WatchEventType type, const store::Object& obje
     RemovePod(key);
     return;
   }
-  absl::StatusOr<PodInfo> decoded = model::PodInfoFromObject(object, options_.naming);
+  absl::StatusOr<PodInfo> decoded = DecodePod(object);
   if (!decoded.ok()) {
     Reject("malformed_pod", absl::StrCat("pod ", key, ": ", decoded.status().message()), true);
     RemovePod(key);
@@ -402,18 +434,18 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     absl::ReleasableMutexLock lock(&mu_);
     auto pending = pending_.find(key);
     if (pending == pending_.end()) {
+      token_due_.erase(key);  // a reservation outlived its operation: its token goes unused
       auto record = records_.find(key);
       expiry_check = record != records_.end() && record->second->pre_deleted;
-    } else if (!bucket_.TryAcquire()) {
+    } else if (std::optional<absl::Duration> wait = WaitForTokenLocked(key); wait.has_value()) {
       const JobOperation waiting = pending->second;
       const uint64_t generation = generation_[key];
       auto ahead = provisional_.find(key);
       if (ahead == provisional_.end() || ahead->second.generation != generation) {
         lock.Release();
-        return DecideAhead(key, waiting, generation);
+        return DecideAhead(key, waiting, generation, *wait);
       }
-      return runtime::Result::RequeueAfter(
-          std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
+      return runtime::Result::RequeueAfter(*wait);
     } else {
       op = pending->second;
       has_op = true;
@@ -480,8 +512,24 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
   return runtime::Result::Done();
 }
 
+std::optional<absl::Duration> JobRegistry::WaitForTokenLocked(const std::string& key) {
+  const absl::Time now = clock_.Now();
+  if (auto due = token_due_.find(key); due != token_due_.end()) {
+    if (due->second <= now) {
+      token_due_.erase(due);
+      return std::nullopt;
+    }
+    return due->second - now;  // woken early (the key was queued again meanwhile)
+  }
+  const absl::Duration wait = bucket_.Reserve();
+  if (wait <= absl::ZeroDuration()) return std::nullopt;
+  // A bucket that cannot grant (no rate or burst) reserves nothing: the key waits as long.
+  if (wait != absl::InfiniteDuration()) token_due_[key] = now + wait;
+  return wait;
+}
+
 runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op,
-                                         uint64_t generation) {
+                                         uint64_t generation, absl::Duration wait) {
   std::shared_ptr<const JobRecord> current;
   std::vector<std::shared_ptr<const PodInfo>> keep_alive;
   JobObservation obs;
@@ -503,8 +551,7 @@ runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op
     if (generation_[key] == generation) provisional_[key] = {generation, std::move(decided)};
   }
   NotifyView();
-  return runtime::Result::RequeueAfter(
-      std::max(bucket_.TimeUntilAvailable(), absl::Milliseconds(1)));
+  return runtime::Result::RequeueAfter(wait);
 }
 
 runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {

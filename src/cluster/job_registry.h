@@ -17,6 +17,7 @@
 #include "cluster/job_record.h"
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/parallel_for.h"
 #include "common/rate_limiter.h"
 #include "model/device_naming.h"
 #include "model/job_summary_signal.h"
@@ -65,6 +66,9 @@ class JobRegistry {
     // deviceNameCustomization.json (clusterd --device-name-file): the renamed NPU resource and
     // allocation annotation of pods and PodGroups.
     model::DeviceNaming naming;
+    // Runs the start-up decoding of every cached pod (its allocation annotation is JSON) on
+    // several threads; ClusterBrain passes ParallelFor. Unset: in turn, on the starting thread.
+    ParallelRunner parallel_for;
   };
   using SignalListener = std::function<void(const model::JobSummarySignal&)>;
 
@@ -166,7 +170,13 @@ class JobRegistry {
   runtime::Result Reconcile(const std::string& key);
   // Without a token of the write bucket: decides the job's step once per generation and keeps
   // the record it would write for the fault view; says when a token is due.
-  runtime::Result DecideAhead(const std::string& key, JobOperation op, uint64_t generation);
+  runtime::Result DecideAhead(const std::string& key, JobOperation op, uint64_t generation,
+                              absl::Duration wait);
+  // nullopt when `key` may reconcile now: a token was free, or the one it reserved is paid
+  // for. Otherwise how long until its reserved token is: a key reserves once, so a backlog of
+  // N keys costs N reserves, not N wake-ups for every token the bucket refills.
+  std::optional<absl::Duration> WaitForTokenLocked(const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyView();
   runtime::Result ReconcileExpiry(const std::string& job_id);
   runtime::Result RunConsistencyCheck();
@@ -186,6 +196,11 @@ class JobRegistry {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecoverFromSummary(const store::Object& config_map) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemovePod(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Decodes the pods the informer holds at start-up, in parallel and unlocked (decoding reads
+  // the object and the options alone), for ApplyPod to take as the replay delivers them.
+  void PreparePods(std::vector<std::shared_ptr<const store::Object>> pods);
+  absl::StatusOr<model::PodInfo> DecodePod(const store::Object& object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyInstance(const model::PodInfo& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IgnoredSoftSharePodGroup(const model::PodGroupInfo& pg) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -211,6 +226,13 @@ class JobRegistry {
   absl::flat_hash_map<std::string, std::string> pod_group_of_job_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, PodEntry> pods_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> pod_by_uid_ ABSL_GUARDED_BY(mu_);
+  // PreparePods' results by object, until the start-up replay hands each object to ApplyPod
+  // (the entry keeps its object alive, so an address cannot stand for another object).
+  struct PreparedPod {
+    std::shared_ptr<const store::Object> object;
+    absl::StatusOr<model::PodInfo> pod;
+  };
+  absl::flat_hash_map<const store::Object*, PreparedPod> prepared_pods_ ABSL_GUARDED_BY(mu_);
   // job id -> pod name -> pod (name order makes every build deterministic)
   absl::flat_hash_map<std::string, std::map<std::string, std::shared_ptr<const model::PodInfo>>>
       pods_of_job_ ABSL_GUARDED_BY(mu_);
@@ -228,6 +250,8 @@ class JobRegistry {
     std::shared_ptr<const JobRecord> record;  // null: the decision drops the record
   };
   absl::flat_hash_map<std::string, Provisional> provisional_ ABSL_GUARDED_BY(mu_);
+  // Keys waiting for the reconcile bucket, and when the token each reserved is paid for.
+  absl::flat_hash_map<std::string, absl::Time> token_due_ ABSL_GUARDED_BY(mu_);
   std::vector<std::function<void()>> view_listeners_;
 
   std::vector<std::unique_ptr<store::InformerRegistration>> registrations_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -15,5 +16,10 @@ namespace clusterd {
 // own item's state. Helper threads are named `thread_name`.
 void ParallelFor(size_t n, size_t min_per_thread, const std::string& thread_name,
                  absl::FunctionRef<void(size_t)> fn, size_t max_threads = 8);
+
+// How a pure core is handed ParallelFor: runs fn(0) .. fn(n - 1), each item independent. The
+// assembly (ClusterBrain) passes one over ParallelFor; a core left without one runs the items
+// in turn on the calling thread, so it starts no thread of its own.
+using ParallelRunner = std::function<void(size_t n, const std::function<void(size_t)>& fn)>;
 
 }  // namespace clusterd

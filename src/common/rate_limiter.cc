@@ -51,6 +51,20 @@ absl::Duration TokenBucket::TimeUntilAvailable(int64_t n) {
   return absl::Ceil(absl::Seconds(missing / rate_per_second_), absl::Nanoseconds(1));
 }
 
+absl::Duration TokenBucket::Reserve() {
+  absl::MutexLock lock(&mu_);
+  if (burst_ <= 0) return absl::InfiniteDuration();
+  RefillLocked();
+  if (tokens_ + kTokenEpsilon >= 1.0) {
+    tokens_ = std::max(0.0, tokens_ - 1.0);
+    return absl::ZeroDuration();
+  }
+  if (rate_per_second_ <= 0) return absl::InfiniteDuration();
+  tokens_ -= 1.0;
+  // Until the refill brings the bucket back to zero: this token's share of the debt.
+  return absl::Ceil(absl::Seconds(-tokens_ / rate_per_second_), absl::Nanoseconds(1));
+}
+
 double TokenBucket::Available() {
   absl::MutexLock lock(&mu_);
   RefillLocked();

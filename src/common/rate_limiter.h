@@ -25,8 +25,15 @@ class TokenBucket {
   // How long until TryAcquire(n) would succeed if nobody else takes tokens meanwhile: zero
   // when it would succeed now, InfiniteDuration when it never can (n > burst or no refill).
   absl::Duration TimeUntilAvailable(int64_t n = 1);
+  // Takes one token, now or on credit, and says how long until it is paid for: zero when one
+  // was there. On credit the bucket goes below zero, so the next caller is told a later time:
+  // each of N waiters gets its own turn, instead of all N retrying at every refill and one of
+  // them winning (N wake-ups per token). InfiniteDuration, and nothing taken, when the bucket
+  // cannot grant (burst <= 0, or empty with no refill).
+  absl::Duration Reserve();
 
-  // Tokens available now (fractional); for metrics and tests.
+  // Tokens available now (fractional; below zero while reserved tokens are unpaid); for
+  // metrics and tests.
   double Available();
 
  private:

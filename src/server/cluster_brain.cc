@@ -24,6 +24,16 @@ cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
   return options;
 }
 
+// The registry decodes the cached pods on every core at start-up, 1,024 a thread at least.
+cluster::JobRegistry::Options WithParallelStart(cluster::JobRegistry::Options options) {
+  if (!options.parallel_for) {
+    options.parallel_for = [](size_t n, const std::function<void(size_t)>& fn) {
+      ParallelFor(n, /*min_per_thread=*/1024, "pod-intake", fn);
+    };
+  }
+  return options;
+}
+
 // The diagnosis controllers read their files through the sources the brain owns.
 diagnosis::SlowNodeControllerOptions WithSource(diagnosis::SlowNodeControllerOptions options,
                                                 diagnosis::ProfilingDataSource* source,
@@ -37,7 +47,7 @@ diagnosis::SlowNodeControllerOptions WithSource(diagnosis::SlowNodeControllerOpt
 
 ClusterBrain::ClusterBrain(store::ObjectStore& store, Clock& clock, Options options)
     : informers_(store),
-      jobs_(store, clock, options.registry, &informers_),
+      jobs_(store, clock, WithParallelStart(options.registry), &informers_),
       global_rank_tables_(store, jobs_, clock, options.global_rank_tables, &informers_),
       data_trace_(store, jobs_),
       fault_config_(options.fault_config, clock),

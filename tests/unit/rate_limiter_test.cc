@@ -87,6 +87,39 @@ TEST(TokenBucket, MoreThanTheBurstIsNeverAvailable) {
   EXPECT_FALSE(bucket.TryAcquire(3));
 }
 
+TEST(TokenBucket, ReserveTakesAFreeTokenAtOnce) {
+  ManualClock clock;
+  TokenBucket bucket(10, 2, clock);
+  EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  EXPECT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  EXPECT_FALSE(bucket.TryAcquire());
+}
+
+TEST(TokenBucket, ReservesOnCreditGiveEachCallerItsOwnLaterTurn) {
+  ManualClock clock;
+  TokenBucket bucket(10, 1, clock);
+  ASSERT_EQ(bucket.Reserve(), absl::ZeroDuration());
+  EXPECT_EQ(bucket.Reserve(), absl::Milliseconds(100));
+  EXPECT_EQ(bucket.Reserve(), absl::Milliseconds(200));
+  EXPECT_EQ(bucket.Reserve(), absl::Milliseconds(300));
+  // The reserved tokens are owed: nobody else gets one until they are paid for.
+  clock.Advance(absl::Milliseconds(300));
+  EXPECT_FALSE(bucket.TryAcquire());
+  EXPECT_EQ(bucket.TimeUntilAvailable(), absl::Milliseconds(100));
+  clock.Advance(absl::Milliseconds(100));
+  EXPECT_TRUE(bucket.TryAcquire());
+}
+
+TEST(TokenBucket, ABucketThatCannotGrantReservesNothing) {
+  ManualClock clock;
+  TokenBucket no_burst(10, 0, clock);
+  EXPECT_EQ(no_burst.Reserve(), absl::InfiniteDuration());
+  TokenBucket no_rate(0, 1, clock);
+  ASSERT_EQ(no_rate.Reserve(), absl::ZeroDuration());
+  EXPECT_EQ(no_rate.Reserve(), absl::InfiniteDuration());
+  EXPECT_DOUBLE_EQ(no_rate.Available(), 0.0);
+}
+
 TEST(TokenBucket, ZeroRateNeverRefills) {
   ManualClock clock;
   TokenBucket bucket(0, 1, clock);

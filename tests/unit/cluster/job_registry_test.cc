@@ -437,6 +437,36 @@ TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
   EXPECT_EQ(registry_->Jobs().size(), 25u);
 }
 
+// A backlog waits for the bucket in turns: each waiting job reserves one token and is woken when
+// it is paid for. Retrying every waiting job at every refill made a backlog of 20,000 jobs cost
+// 20,000 wake-ups per token (half a core at 100 tokens a second).
+TEST_F(JobRegistryTest, ABacklogOfJobsIsWokenOneJobPerToken) {
+  JobRegistry::Options options;
+  options.reconcile_rate = 1;
+  options.reconcile_burst = 1;
+  MakeRegistry(options);
+  for (int i = 0; i < 10; ++i) {
+    PodGroupSpec pg;
+    pg.name = absl::StrCat("pg-", i);
+    pg.uid = absl::StrCat("pg-uid-", i);
+    pg.owner_uid = absl::StrCat("job-", i);
+    pg.owner_name = absl::StrCat("job-", i);
+    AddPodGroup(pg);
+  }
+  // One job takes the token; each of the nine others reserves its turn (and is decided ahead).
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 10u);
+  EXPECT_EQ(registry_->Jobs().size(), 1u);
+  EXPECT_EQ(registry_->FaultSnapshot().size(), 10u);
+  for (size_t paid = 1; paid <= 9; ++paid) {
+    clock_.Advance(absl::Seconds(1));
+    EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 1u) << paid;
+    EXPECT_EQ(registry_->Jobs().size(), 1u + paid);
+  }
+  // No job is left waiting.
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 0u);
+}
+
 // The bucket paces the job-summary writes, not what the fault centre knows: a job whose
 // reconcile waits for a token is in the fault view with the record it will write (its rank
 // table, so its NPUs map to it), while its summary and signal wait for the write.
@@ -520,6 +550,27 @@ TEST_F(JobRegistryTest, HotSwitchBackupTakesOverOnceTheSourcePodIsGone) {
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].job_status, "running");
   EXPECT_THAT(signals[0].hccl_json, HasSubstr(R"("server_id":"192.168.0.13")"));
+}
+
+// At start-up the cached pods are decoded through the runner ClusterBrain passes (ParallelFor),
+// and the replay that follows uses what it decoded.
+TEST_F(JobRegistryTest, AtStartThePodsAreDecodedThroughTheGivenParallelRunner) {
+  ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
+  JobRegistry::Options options = Fast();
+  std::vector<size_t> runs;
+  options.parallel_for = [&runs](size_t n, const std::function<void(size_t)>& fn) {
+    runs.push_back(n);
+    for (size_t i = n; i > 0; --i) fn(i - 1);  // another order than the items'
+  };
+  MakeRegistry(options);
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(runs, std::vector<size_t>{2});
+  auto job = registry_->FindJob(kJobUid);
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->status, JobStatus::kRunning);
+  EXPECT_EQ((*ConfigMap("job-summary-pt-2x8"))["data"]["hccl.json"], testing::kRankTableExample22);
+  registry_->Stop();
 }
 
 TEST_F(JobRegistryTest, RestartRebuildsEveryRecordFromTheStore) {
