@@ -91,6 +91,17 @@ class JobRegistryTest : public ::testing::Test {
   void AddPodGroup(const PodGroupSpec& spec = {}) {
     registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kAdded, PodGroupObject(spec)});
   }
+  // PodGroups pg-0 .. pg-<count - 1>, each of its own job (job-0 ...).
+  void AddNumberedPodGroups(int count) {
+    for (int i = 0; i < count; ++i) {
+      PodGroupSpec pg;
+      pg.name = absl::StrCat("pg-", i);
+      pg.uid = absl::StrCat("pg-uid-", i);
+      pg.owner_uid = absl::StrCat("job-", i);
+      pg.owner_name = absl::StrCat("job-", i);
+      AddPodGroup(pg);
+    }
+  }
   void DeletePodGroup(const PodGroupSpec& spec = {}) {
     registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kDeleted, PodGroupObject(spec)});
   }
@@ -422,14 +433,7 @@ TEST_F(JobRegistryTest, ReconcilesAreRateLimited) {
   options.reconcile_rate = 5;  // the original's rate
   options.reconcile_burst = 20;
   MakeRegistry(options);
-  for (int i = 0; i < 25; ++i) {
-    PodGroupSpec pg;
-    pg.name = absl::StrCat("pg-", i);
-    pg.uid = absl::StrCat("pg-uid-", i);
-    pg.owner_uid = absl::StrCat("job-", i);
-    pg.owner_name = absl::StrCat("job-", i);
-    AddPodGroup(pg);
-  }
+  AddNumberedPodGroups(25);
   registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(registry_->Jobs().size(), 20u);
   clock_.Advance(absl::Seconds(1));
@@ -445,14 +449,7 @@ TEST_F(JobRegistryTest, ABacklogOfJobsIsWokenOneJobPerToken) {
   options.reconcile_rate = 1;
   options.reconcile_burst = 1;
   MakeRegistry(options);
-  for (int i = 0; i < 10; ++i) {
-    PodGroupSpec pg;
-    pg.name = absl::StrCat("pg-", i);
-    pg.uid = absl::StrCat("pg-uid-", i);
-    pg.owner_uid = absl::StrCat("job-", i);
-    pg.owner_name = absl::StrCat("job-", i);
-    AddPodGroup(pg);
-  }
+  AddNumberedPodGroups(10);
   // One job takes the token; each of the nine others reserves its turn (and is decided ahead).
   EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 10u);
   EXPECT_EQ(registry_->Jobs().size(), 1u);
