@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/channel.h"
 #include "common/file_change.h"
 #include "gtest/gtest.h"
@@ -142,6 +143,70 @@ TEST(ClusterdProcess, HttpServesHealthReadinessMetricsAndTheStore) {
   auto bad_selector = http.Get("/api/v1/configmaps?labelSelector=%3D%3D%3D");
   ASSERT_TRUE(bad_selector);
   EXPECT_EQ(bad_selector->status, 400) << bad_selector->body;
+}
+
+// Object files written by other programs, as the running daemon reads them (simdjson first,
+// nlohmann for what it refuses): a byte-order mark and a repeated key are read as before, a
+// broken file is skipped by name with a metric, and a broken rewrite keeps the last good object.
+TEST(ClusterdProcess, OutsideWrittenStoreFilesAreReadOrRefusedByName) {
+  TempDir dir;
+  const std::string cms = dir.path() + "/state/configmaps/default/";
+  std::filesystem::create_directories(cms);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(cms + name + ".json", std::ios::binary | std::ios::trunc) << text;
+  };
+  write("good", R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"good"},)"
+                R"("data":{"k":"v"}})");
+  write("bom",
+        "\xEF\xBB\xBF"
+        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bom"}})");
+  write("repeated", R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"repeated"},)"
+                    R"("data":{"k":"first","j":"x","k":"last"}})");
+  write("broken", R"({"apiVersion":"v1","kind":)");
+  auto proc = StartClusterd(dir, "dir:" + dir.path() + "/state",
+                            {"--http-store-mirror", "--http-configmap-namespaces", "default"});
+  ASSERT_NE(proc, nullptr);
+  httplib::Client http("http://" + proc->http_address());
+  auto get = [&](const std::string& name) {
+    return http.Get("/api/v1/namespaces/default/configmaps/" + name);
+  };
+  auto good = get("good");
+  ASSERT_TRUE(good);
+  ASSERT_EQ(good->status, 200) << good->body;
+  EXPECT_EQ(nlohmann::json::parse(good->body)["data"]["k"], "v");
+  auto bom = get("bom");
+  ASSERT_TRUE(bom);
+  EXPECT_EQ(bom->status, 200) << bom->body;
+  auto repeated = get("repeated");
+  ASSERT_TRUE(repeated);
+  ASSERT_EQ(repeated->status, 200) << repeated->body;
+  EXPECT_EQ(nlohmann::json::parse(repeated->body)["data"],
+            nlohmann::json({{"k", "last"}, {"j", "x"}}));
+  auto broken = get("broken");
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->status, 404);
+  auto malformed_files = [&]() -> std::string {
+    auto metrics = http.Get("/metrics");
+    if (!metrics) return "";
+    for (absl::string_view line : absl::StrSplit(metrics->body, '\n')) {
+      if (absl::StartsWith(line, "clusterd_store_bad_files_total{reason=\"malformed\"}")) {
+        return std::string(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    return "";
+  };
+  EXPECT_EQ(malformed_files(), "1");
+  EXPECT_TRUE(absl::StrContains(ReadWholeFile(proc->log_path()).value_or(""), "broken.json"));
+
+  // A broken rewrite while it runs: counted, and the last good object stays.
+  write("good", "{ not json");
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (malformed_files() != "2" && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_EQ(malformed_files(), "2");
+  good = get("good");
+  ASSERT_TRUE(good);
+  ASSERT_EQ(good->status, 200) << good->body;
+  EXPECT_EQ(nlohmann::json::parse(good->body)["data"]["k"], "v");
 }
 
 // One brain per store: a second clusterd on the same dir store is refused, naming the first.
@@ -322,7 +387,8 @@ TEST(ClusterdProcess, TheOriginalsFlagsWriteTheRunLogToItsFile) {
   EXPECT_EQ(root->status, 200);
   ASSERT_TRUE(proc->Stop().ok());
   const std::string text = ReadWholeFile(log_file).value_or("");
-  EXPECT_TRUE(absl::StrContains(text, "original flag -logLevel=0 read as --log-level=info")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "original flag -logLevel=0 read as --log-level=info"))
+      << text;
   EXPECT_TRUE(absl::StrContains(text, "[clusterd] ready")) << text;
   EXPECT_TRUE(absl::StrContains(text, "[clusterd] stopped")) << text;
 }
@@ -346,9 +412,10 @@ TEST(ClusterdProcess, ADataDirectoryWithoutOneFileStopsStartNamingTheFile) {
   for (const char* name : {"relationFaultCustomization.json", "publicFaultConfiguration.json"}) {
     std::filesystem::copy_file(std::string(CLUSTERD_DATA_DIR) + "/" + name, data + "/" + name);
   }
-  std::optional<Outcome> r = RunClusterdToExit(
-      dir, "no-duration", {"--store", "memory", "--data-dir", data, "--grpc-listen", "127.0.0.1:0",
-                           "--http-listen", "127.0.0.1:0"});
+  std::optional<Outcome> r =
+      RunClusterdToExit(dir, "no-duration",
+                        {"--store", "memory", "--data-dir", data, "--grpc-listen", "127.0.0.1:0",
+                         "--http-listen", "127.0.0.1:0"});
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->exit_code, 1);
   EXPECT_TRUE(absl::StrContains(r->output, data + "/faultDuration.json")) << r->output;
@@ -381,8 +448,8 @@ TEST(ClusterdProcess, AStateDirectoryThatIsNotWritableIsRefused) {
                                                  std::filesystem::perms::others_exec);
     wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
   } else {
-    std::filesystem::permissions(state, std::filesystem::perms::owner_read |
-                                            std::filesystem::perms::owner_exec);
+    std::filesystem::permissions(
+        state, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   }
   std::optional<Outcome> r = RunClusterdToExit(
       dir, "unwritable",
@@ -406,7 +473,8 @@ TEST(ClusterdProcess, EveryBinaryExitsTwoOnAUsageError) {
     CommandResult unknown = RunCommand(binary + " --no-such-flag");
     EXPECT_EQ(unknown.exit_code, 2) << binary << ": " << unknown.output;
     // The first problem CLI11 meets is named (the unknown flag, or a required one missing).
-    EXPECT_TRUE(absl::StrContains(unknown.output, "Run with --help")) << binary << ": " << unknown.output;
+    EXPECT_TRUE(absl::StrContains(unknown.output, "Run with --help"))
+        << binary << ": " << unknown.output;
     CommandResult help = RunCommand(binary + " --help");
     EXPECT_EQ(help.exit_code, 0) << binary;
   }
