@@ -19,7 +19,9 @@ and the resident memory of clusterd at the end. With --faults N, the restart the
 to the Fault service for N jobs spread over the cluster (Register and SubscribeFaultMsgSignal,
 as an AI platform would) and writes one single-NPU fault at a time into the device-info of a
 node of each, timing the write until the job's stream carries the fault (5 s at most; a fault
-whose signal does not come in time is counted as missed). One run; no assertion (a benchmark).
+whose signal does not come in time is counted as missed). With --restarts N, N more restarts on
+the same state are each timed to ready (the median of several restarts says more than one).
+One run; no assertion (a benchmark).
 
   bench/scale/restart_to_ready.py --clusterd build/apps/clusterd/clusterd --nodes 10000 \\
       --jobs 1000
@@ -187,9 +189,9 @@ def fault_signals(args, state, grpc_address, count):
 
     def read(uid, stream):
         try:
-            for signal in stream:
+            for message in stream:
                 arrivals[uid].put((time.monotonic(), {
-                    (n.nodeName, d.deviceId, code) for n in signal.nodeFaultInfo
+                    (n.nodeName, d.deviceId, code) for n in message.nodeFaultInfo
                     for d in n.faultDevice for code in d.faultCodes}))
         except grpc.RpcError:
             pass
@@ -238,11 +240,12 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
 
 
-def run_once(args, state, label, fault_code, deadline_s, faults=0):
+def start_until_ready(args, state, label, deadline_s, log):
+    """Starts clusterd on `state` and waits for /readyz. Returns the process, its listen-info
+    file, its HTTP base URL, the start time and the marks `serving` and `ready`."""
     info = os.path.join(state, "..", "listen-%s.json" % label)
     if os.path.exists(info):
         os.remove(info)
-    log = open(os.path.join(state, "..", "clusterd-%s.log" % label), "w")
     t0 = time.monotonic()
     proc = subprocess.Popen([args.clusterd, "--store", "dir:" + state,
                              "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
@@ -253,15 +256,38 @@ def run_once(args, state, label, fault_code, deadline_s, faults=0):
         while not os.path.exists(info):
             if proc.poll() is not None or time.monotonic() - t0 > deadline_s:
                 raise RuntimeError("clusterd did not start (see clusterd-%s.log)" % label)
-            time.sleep(0.005)
+            time.sleep(0.002)
         marks["serving"] = time.monotonic() - t0
         with open(info) as f:
             http = "http://" + json.load(f)["http"]
         while get(http + "/readyz")[0] != 200:
             if time.monotonic() - t0 > deadline_s:
                 raise RuntimeError("not ready")
-            time.sleep(0.005)
+            time.sleep(0.002)
         marks["ready"] = time.monotonic() - t0
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, info, http, t0, marks
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run_once(args, state, label, fault_code, deadline_s, faults=0):
+    log = open(os.path.join(state, "..", "clusterd-%s.log" % label), "w")
+    try:
+        proc, info, http, t0, marks = start_until_ready(args, state, label, deadline_s, log)
+    except BaseException:
+        log.close()
+        raise
+    try:
         # A fault on the last job's first node, right after ready.
         last_job = args.jobs - 1
         node = node_name((last_job * args.pods) % args.nodes)
@@ -302,14 +328,23 @@ def run_once(args, state, label, fault_code, deadline_s, faults=0):
                       max(latencies or [float("nan")])))
         marks["rss_mib"] = rss_mib(proc.pid)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
     return marks
+
+
+def repeated_restarts(args, state, count):
+    """`count` more restarts on the same state, each timed from exec to /readyz answering 200,
+    a SIGTERM and a 1 s pause between them."""
+    times = []
+    for i in range(count):
+        with open(os.path.join(state, "..", "clusterd-restart-%d.log" % (i + 2)), "w") as log:
+            proc, _, _, _, marks = start_until_ready(args, state, "restart-%d" % (i + 2),
+                                                     args.deadline, log)
+            stop(proc)
+        times.append(marks["ready"])
+        time.sleep(1)
+    return times
 
 
 def main():
@@ -326,6 +361,9 @@ def main():
                    help="after the restart, time this many faults to their Fault-service signal")
     p.add_argument("--pygen", default="build/tests/python/gen",
                    help="directory of the generated Python gRPC stubs (for --faults)")
+    p.add_argument("--restarts", type=int, default=0,
+                   help="then restart clusterd this many more times on the same state, timing "
+                        "each to ready, and print the times and their median")
     args = p.parse_args()
     if args.jobs * args.pods > args.nodes:
         p.error("--jobs x --pods must not exceed --nodes (one pod per node)")
@@ -346,6 +384,10 @@ def main():
             print("%-12s " % label + "  ".join(
                 "%s %.2f s" % (k, v) if k != "rss_mib" else "RSS %.0f MiB" % v
                 for k, v in marks.items()))
+        if args.restarts > 0:
+            times = repeated_restarts(args, state, args.restarts)
+            print("%d more restarts, ready after: %s s; median %.3f s" % (
+                len(times), " ".join("%.3f" % t for t in times), percentile(times, 0.5)))
         print("load average after: %.2f %.2f %.2f" % os.getloadavg())
     finally:
         if args.keep:
