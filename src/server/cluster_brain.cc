@@ -7,6 +7,14 @@
 namespace clusterd::server {
 namespace {
 
+// Start-up decoding (device-info ConfigMaps, pods) on every core, on threads named
+// `thread_name`, 1,024 items a thread at least (fewer are not worth a thread).
+ParallelRunner StartupRunner(std::string thread_name) {
+  return [thread_name = std::move(thread_name)](size_t n, const std::function<void(size_t)>& fn) {
+    ParallelFor(n, /*min_per_thread=*/1024, thread_name, fn);
+  };
+}
+
 // The fault centre reads its configuration files through the source the brain owns, and the
 // store through the brain's informers.
 cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
@@ -14,23 +22,12 @@ cluster::FaultCentre::Options WithConfig(cluster::FaultCentre::Options options,
                                          store::InformerFactory* informers) {
   options.config = config;
   if (options.informers == nullptr) options.informers = informers;
-  if (!options.parallel_for) {
-    // The start-up decoding of the device-info ConfigMaps on every core, 1,024 a thread at
-    // least (fewer are not worth a thread).
-    options.parallel_for = [](size_t n, const std::function<void(size_t)>& fn) {
-      ParallelFor(n, /*min_per_thread=*/1024, "fault-intake", fn);
-    };
-  }
+  if (!options.parallel_for) options.parallel_for = StartupRunner("fault-intake");
   return options;
 }
 
-// The registry decodes the cached pods on every core at start-up, 1,024 a thread at least.
 cluster::JobRegistry::Options WithParallelStart(cluster::JobRegistry::Options options) {
-  if (!options.parallel_for) {
-    options.parallel_for = [](size_t n, const std::function<void(size_t)>& fn) {
-      ParallelFor(n, /*min_per_thread=*/1024, "pod-intake", fn);
-    };
-  }
+  if (!options.parallel_for) options.parallel_for = StartupRunner("pod-intake");
   return options;
 }
 
