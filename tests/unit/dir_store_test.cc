@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/metrics.h"
+#include "common/json_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store_test_util.h"
@@ -344,6 +345,21 @@ TEST_F(DirStoreTest, BadFilesAtStartupAreSkippedAndCounted) {
   EXPECT_TRUE(store_->Get(CmKey("default", "fine")).ok());
   // A store over a broken file can still create the object, replacing the file.
   EXPECT_TRUE(store_->Create(kConfigMaps, ConfigMap("default", "broken")).ok());
+}
+
+// Every walk of a parsed object recurses (copies, serialisation, canonical JSON): a file nested
+// deeper than kMaxJsonDepth is refused like any other JSON input, and says where.
+TEST_F(DirStoreTest, AFileNestedDeeperThanTheJsonLimitIsSkippedAsMalformed) {
+  store_.reset();
+  uint64_t malformed = BadFiles("malformed");
+  const int depth = kMaxJsonDepth + 1;
+  WriteExternally(CmPath("default", "deep"),
+                  R"({"data": {"k": )" + std::string(depth, '[') + std::string(depth, ']') + "}}");
+  WriteExternally(CmPath("default", "fine"), "{}");
+  store_ = Open();
+  EXPECT_EQ(BadFiles("malformed"), malformed + 1);
+  EXPECT_EQ(store_->Get(CmKey("default", "deep")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->Get(CmKey("default", "fine")).ok());
 }
 
 TEST_F(DirStoreTest, ManyFilesAtStartUpAreEachLoadedOnceWhateverThreadReadsThem) {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/json_quick_parse.h"
+#include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/parallel_for.h"
@@ -476,11 +476,11 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key, bool links_che
   close(fd);
   text.resize(got);
 
-  // simdjson first (opening the store reads every file); nlohmann for what it refuses.
-  std::optional<Object> quick = ParseJsonQuickly(text);
-  Object object = quick.has_value() ? *std::move(quick)
-                                    : Object::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) return bad(kReasonMalformed, "not valid JSON");
+  // ParseJson: simdjson first (opening the store reads every file), nlohmann for what it
+  // refuses, and the nesting bound every walk of the object relies on.
+  absl::StatusOr<Object> parsed = ParseJson(text, "the file", kMaxFileSize);
+  if (!parsed.ok()) return bad(kReasonMalformed, std::string(parsed.status().message()));
+  Object object = *std::move(parsed);
   if (!object.is_object()) {
     return bad(kReasonNotObject, Cat("a JSON ", object.type_name(), ", not an object"));
   }
