@@ -213,6 +213,39 @@ void SetMetadataField(Object& object, std::string_view field, std::string value)
   meta = std::move(rebuilt);
 }
 
+namespace {
+
+// Equal members, in the same order, leaving `skipped` out on both sides.
+bool SameMembersExcept(const Object& a, const Object& b, std::string_view skipped) {
+  auto x = a.begin();
+  auto y = b.begin();
+  while (true) {
+    while (x != a.end() && x.key() == skipped) ++x;
+    while (y != b.end() && y.key() == skipped) ++y;
+    if (x == a.end() || y == b.end()) return x == a.end() && y == b.end();
+    if (x.key() != y.key() || *x != *y) return false;
+    ++x;
+    ++y;
+  }
+}
+
+}  // namespace
+
+bool ChangesNothing(const Object& stored, const Object& admitted) {
+  if (!stored.is_object() || !admitted.is_object() || stored.size() != admitted.size()) {
+    return false;
+  }
+  for (auto x = stored.begin(), y = admitted.begin(); x != stored.end(); ++x, ++y) {
+    if (x.key() != y.key()) return false;
+    if (x.key() == "metadata" && x->is_object() && y->is_object()) {
+      if (!SameMembersExcept(*x, *y, "resourceVersion")) return false;
+    } else if (*x != *y) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void SetResourceVersion(Object& object, uint64_t resource_version) {
   SetMetadataField(object, "resourceVersion", Cat(resource_version));
 }

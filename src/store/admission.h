@@ -50,6 +50,12 @@ absl::StatusOr<Object> AdmitUpdate(std::string_view resource, const Object& stor
 absl::StatusOr<Object> AdmitPatch(const ObjectKey& key, const Object& stored,
                                   const Object& merge_patch);
 
+// True when writing `admitted` over `stored` would change nothing but the resourceVersion. The
+// API server answers such an update or patch with the stored object, at its own version, and
+// sends no watch event (a no-op write is not committed); every backend does the same. Members
+// are compared in order, so an object that only reorders its members is still written.
+bool ChangesNothing(const Object& stored, const Object& admitted);
+
 // Precondition of a Delete: Aborted if `resource_version` is set and differs.
 absl::Status AdmitDelete(const ObjectKey& key, const Object& stored,
                          std::string_view resource_version);

@@ -182,7 +182,9 @@ class ObjectStore {
   // metadata.creationTimestamp. Returns the stored object.
   virtual absl::StatusOr<Object> Create(std::string_view resource, Object object) = 0;
   // Update replaces the object. If metadata.resourceVersion is set it must equal the stored
-  // one (else Aborted); if it is empty the update is unconditional.
+  // one (else Aborted); if it is empty the update is unconditional. As on the API server, an
+  // update or patch that changes nothing but the resourceVersion is not committed: the stored
+  // object comes back at its version, and no watch event follows.
   virtual absl::StatusOr<Object> Update(std::string_view resource, Object object) = 0;
   // JSON merge patch (RFC 7386) applied to the stored object; metadata.name/namespace/uid
   // cannot change. A patch carrying metadata.resourceVersion is a precondition.

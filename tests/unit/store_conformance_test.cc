@@ -364,6 +364,37 @@ TEST_P(StoreConformance, UpdateWithoutResourceVersionIsUnconditional) {
   EXPECT_EQ((*store_->Get(CmKey("default", "a")))["data"]["k"], "2");
 }
 
+TEST_P(StoreConformance, AnUpdateOrPatchThatChangesNothingIsNotCommitted) {
+  // The API server's no-op write: the stored object comes back at its own version, and no
+  // watch event follows. A restart that decides every job again then writes nothing.
+  Object created = MustCreate(kConfigMaps, ConfigMap("default", "a", {{"app", "x"}}, {{"k", "1"}}));
+  EventLog log;
+  WatchOptions options;
+  options.resource_version = ResourceVersionOf(created);
+  auto handle = MustWatch(kConfigMaps, options, log.Handler());
+  // An unconditional update, one with the current version, and a patch, all to what is stored.
+  auto same = store_->Update(kConfigMaps, ConfigMap("default", "a", {{"app", "x"}}, {{"k", "1"}}));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, created);
+  Object with_version = created;
+  auto again = store_->Update(kConfigMaps, with_version);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, created);
+  auto patched = store_->Patch(CmKey("default", "a"), {{"data", {{"k", "1"}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_EQ(*patched, created);
+  EXPECT_EQ(*store_->Get(CmKey("default", "a")), created);
+  // A stale version is still refused, even for a write that would change nothing.
+  ASSERT_TRUE(store_->Patch(CmKey("default", "a"), {{"data", {{"k", "2"}}}}).ok());
+  auto stale = store_->Update(kConfigMaps, created);
+  EXPECT_EQ(stale.status().code(), absl::StatusCode::kAborted);
+  // The one real change is the only event.
+  ASSERT_TRUE(log.WaitForCount(1));
+  MustCreate(kConfigMaps, ConfigMap("default", "b"));
+  ASSERT_TRUE(log.WaitForCount(2));
+  EXPECT_THAT(Describe(log.Events()), ElementsAre("MODIFIED a", "ADDED b"));
+}
+
 TEST_P(StoreConformance, UpdateOfAMissingObjectIsNotFound) {
   EXPECT_EQ(store_->Update(kConfigMaps, ConfigMap("default", "a")).status().code(),
             absl::StatusCode::kNotFound);

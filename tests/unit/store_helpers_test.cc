@@ -181,5 +181,29 @@ TEST(StoreAdmission, ResourceVersionsAreDecimal) {
   EXPECT_EQ(ParseResourceVersion("-1"), std::nullopt);
 }
 
+TEST(StoreChangesNothing, LeavesOutOnlyTheResourceVersion) {
+  const Object stored = Object::parse(
+      R"({"metadata":{"name":"a","resourceVersion":"7","uid":"u"},"data":{"k":"1"}})");
+  EXPECT_TRUE(ChangesNothing(stored, stored));
+  EXPECT_TRUE(ChangesNothing(
+      stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"},"data":{"k":"1"}})")));
+  EXPECT_TRUE(ChangesNothing(
+      stored,
+      Object::parse(R"({"metadata":{"name":"a","resourceVersion":"9","uid":"u"},"data":{"k":"1"}})")));
+  // Anything else is a change: a value, a member added or dropped, a metadata field, the order.
+  EXPECT_FALSE(ChangesNothing(
+      stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"},"data":{"k":"2"}})")));
+  EXPECT_FALSE(ChangesNothing(
+      stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"},"data":{"k":"1"},"x":1})")));
+  EXPECT_FALSE(ChangesNothing(stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"}})")));
+  EXPECT_FALSE(ChangesNothing(
+      stored, Object::parse(R"({"metadata":{"name":"a","uid":"v"},"data":{"k":"1"}})")));
+  EXPECT_FALSE(ChangesNothing(
+      stored, Object::parse(R"({"metadata":{"name":"a"},"data":{"k":"1"}})")));
+  EXPECT_FALSE(ChangesNothing(
+      stored, Object::parse(R"({"data":{"k":"1"},"metadata":{"name":"a","uid":"u"}})")));
+  EXPECT_FALSE(ChangesNothing(stored, Object::parse("[1]")));
+}
+
 }  // namespace
 }  // namespace clusterd::store

@@ -261,6 +261,8 @@ absl::StatusOr<Object> DirStore::Write(const ObjectKey& key, Decide decide) {
   auto stored = cache_.Find(key);
   absl::StatusOr<Object> next = decide(stored.get());
   if (!next.ok()) return next.status();
+  // A no-op update or patch: no new version, no file write, no event (admission.h).
+  if (stored != nullptr && ChangesNothing(*stored, *next)) return *stored;
   absl::StatusOr<uint64_t> version = NextVersion();
   if (!version.ok()) return version.status();
   SetResourceVersion(*next, *version);

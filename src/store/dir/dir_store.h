@@ -128,7 +128,8 @@ class DirStore final : public ObjectStore {
   DirStore(std::string root, Options options);
   absl::Status Init();
 
-  // Create/Update/Patch: under the locks, catch up with the directory, decide, write.
+  // Create/Update/Patch: under the locks, catch up with the directory, decide, write (a no-op
+  // update or patch writes nothing and returns the stored object).
   absl::StatusOr<Object> Write(const ObjectKey& key, Decide decide);
 
   // Brings the cache up to date with every change queued by inotify, plus `key`. Requires the

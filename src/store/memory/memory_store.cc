@@ -29,6 +29,10 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> MemoryStore::Watch(std::string_view
 }
 
 Object MemoryStore::Commit(const ObjectKey& key, Object object) {
+  // A no-op update or patch: no new version and no event (admission.h).
+  if (auto stored = cache_.Find(key); stored != nullptr && ChangesNothing(*stored, object)) {
+    return *stored;
+  }
   SetResourceVersion(object, ++resource_version_);
   return *cache_.Put(key, std::move(object), resource_version_);
 }

@@ -39,7 +39,8 @@ class MemoryStore final : public ObjectStore {
   absl::Status Delete(const ObjectKey& key, std::string_view resource_version = "") override;
 
  private:
-  // Commits `object` under `key` with the next version; requires write_mu_.
+  // Commits `object` under `key` with the next version; requires write_mu_. A no-op write
+  // (ChangesNothing) returns the stored object and commits nothing.
   Object Commit(const ObjectKey& key, Object object) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const Clock* clock_;

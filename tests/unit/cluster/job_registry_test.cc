@@ -41,14 +41,17 @@ class FlakyStore final : public clusterd::testing::ForwardingStore {
   FlakyStore() : ForwardingStore(memory_) {}
   std::atomic<bool> fail_writes{false};
   std::atomic<int> refused_writes{0};
+  std::atomic<int> writes{0};  // creates and updates asked of the store
 
   absl::StatusOr<store::Object> Create(std::string_view r, store::Object o) override {
+    ++writes;
     if (fail_writes) return absl::UnavailableError("disk full");
     auto created = ForwardingStore::Create(r, std::move(o));
     if (absl::IsAlreadyExists(created.status())) ++refused_writes;
     return created;
   }
   absl::StatusOr<store::Object> Update(std::string_view r, store::Object o) override {
+    ++writes;
     if (fail_writes) return absl::UnavailableError("disk full");
     auto updated = ForwardingStore::Update(r, std::move(o));
     if (absl::IsNotFound(updated.status())) ++refused_writes;
@@ -612,6 +615,33 @@ TEST_F(JobRegistryTest, EachSummaryWriteIsOneStoreWriteWhetherOrNotItExists) {
   ASSERT_TRUE(registry_->Start().ok());
   registry_->controller().RunUntilIdleForTest();
   EXPECT_EQ(flaky_.refused_writes.load(), 0);
+  registry_->Stop();
+}
+
+TEST_F(JobRegistryTest, ARestartOnUnchangedJobsAsksTheStoreForNoWrite) {
+  // A restart decides every job again. Its summaries already say what the decision would
+  // write: at 5,000 jobs every restart rewrote 5,000 of them, one API request each on the kube
+  // store. The jobs' signals still follow.
+  ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->controller().RunUntilIdleForTest();
+  const absl::StatusOr<store::Object> before = ConfigMap("job-summary-pt-2x8");
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_GT(flaky_.writes.load(), 0);
+  registry_->Stop();
+
+  MakeRegistry();
+  TakeSignals();
+  flaky_.writes = 0;
+  ASSERT_TRUE(registry_->Start().ok());
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(flaky_.writes.load(), 0);
+  EXPECT_EQ(*ConfigMap("job-summary-pt-2x8"), *before);
+  std::vector<JobSummarySignal> signals = TakeSignals();
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].op, "add");
+  ASSERT_TRUE(registry_->FindJob(kJobUid).has_value());
+  EXPECT_EQ(registry_->FindJob(kJobUid)->status, JobStatus::kRunning);
   registry_->Stop();
 }
 
