@@ -141,8 +141,12 @@ class FaultCentre {
     fault_subscribed_ = std::move(fn);
   }
 
-  // Loads configuration and durable state, lists and processes everything (the initial view),
-  // then watches from the listed versions.
+  // Loads configuration and durable state, registers on the informers (or lists the store
+  // once) and decodes every node's device-info: the part of the initial view that needs no job,
+  // so that it may run beside the job registry's start. Start calls it when it was not called.
+  absl::Status Prepare();
+  // Builds the job index from the registry and processes everything (the initial view); the
+  // informers' changes follow. Call after the registry's Start, whose jobs the view maps.
   absl::Status Start();
   // Closes the watches and stops the key worker and the cluster-info writer.
   void Stop();
@@ -312,6 +316,8 @@ class FaultCentre {
     absl::StatusOr<DeviceIntake> intake;
   };
   std::map<std::string, PreparedIntake> prepared_intakes_ ABSL_GUARDED_BY(mu_);
+  bool prepared_ = false;                               // Prepare ran (the starting thread's)
+  absl::Duration prepare_time_ = absl::ZeroDuration();  // its decoding, for the start-up log
   size_t device_records_ ABSL_GUARDED_BY(mu_) = 0;
   // Nodes whose device-info was refused for max_device_records (until it is accepted or gone).
   std::set<std::string> refused_device_nodes_ ABSL_GUARDED_BY(mu_);

@@ -142,11 +142,13 @@ absl::Status JobRegistry::Start() {
     for (const auto& cm : cms->items) RecoverFromSummary(cm);
     UpdateGaugesLocked();
   }
+  const size_t decided = DecideStartJobs();
   LogInfo(kComponent, "started",
           {{"podgroups", informers_->For(store::kPodGroups).Size()},
            {"pods", informers_->For(store::kPods).Size()},
            {"nodes", informers_->For(store::kNodes).Size()},
-           {"job_summaries", cms->items.size()}});
+           {"job_summaries", cms->items.size()},
+           {"jobs_decided", decided}});
   controller_.EnqueueAfter(std::string(kConsistencyKey), options_.consistency_period);
   return absl::OkStatus();
 }
@@ -387,7 +389,8 @@ void JobRegistry::RecoverFromSummary(const store::Object& cm) {
 // ---- reconcile ----
 
 JobObservation JobRegistry::Observe(const std::string& job_id, JobOperation op,
-                                    std::vector<std::shared_ptr<const PodInfo>>* keep_alive) const {
+                                    std::vector<std::shared_ptr<const PodInfo>>* keep_alive,
+                                    const PreDeletedByName* pre_deleted) const {
   JobObservation obs;
   if (auto pg = pod_group_of_job_.find(job_id); pg != pod_group_of_job_.end()) {
     if (auto it = pod_groups_.find(pg->second); it != pod_groups_.end())
@@ -411,14 +414,32 @@ JobObservation JobRegistry::Observe(const std::string& job_id, JobOperation op,
     }
   }
   if (op == JobOperation::kAdd && obs.pod_group.has_value() && obs.pod_group->controller) {
-    for (const auto& [id, r] : records_) {
-      if (id != job_id && r->pre_deleted && r->ns == obs.pod_group->ns &&
-          r->name == obs.pod_group->controller->name) {
-        obs.stale_same_name.push_back(id);
+    if (pre_deleted != nullptr) {
+      auto same =
+          pre_deleted->find(absl::StrCat(obs.pod_group->ns, "/", obs.pod_group->controller->name));
+      if (same != pre_deleted->end()) {
+        for (const std::string& id : same->second) {
+          if (id != job_id) obs.stale_same_name.push_back(id);
+        }
+      }
+    } else {
+      for (const auto& [id, r] : records_) {
+        if (id != job_id && r->pre_deleted && r->ns == obs.pod_group->ns &&
+            r->name == obs.pod_group->controller->name) {
+          obs.stale_same_name.push_back(id);
+        }
       }
     }
   }
   return obs;
+}
+
+JobRegistry::PreDeletedByName JobRegistry::PreDeletedRecordsLocked() const {
+  PreDeletedByName out;
+  for (const auto& [id, r] : records_) {
+    if (r->pre_deleted) out[absl::StrCat(r->ns, "/", r->name)].push_back(id);
+  }
+  return out;
 }
 
 runtime::Result JobRegistry::Reconcile(const std::string& key) {
@@ -555,6 +576,59 @@ runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op
   return runtime::Result::RequeueAfter(wait);
 }
 
+size_t JobRegistry::DecideStartJobs() {
+  struct Item {
+    std::string key;
+    JobOperation op = JobOperation::kUpdate;
+    uint64_t generation = 0;
+    std::shared_ptr<const JobRecord> current;
+    JobObservation obs;
+    std::vector<std::shared_ptr<const PodInfo>> keep_alive;  // obs.pods points into these
+    std::shared_ptr<const JobRecord> decided;
+  };
+  std::vector<Item> items;
+  {
+    absl::MutexLock lock(&mu_);
+    const PreDeletedByName pre_deleted = PreDeletedRecordsLocked();
+    items.reserve(pending_.size());
+    for (const auto& [key, op] : pending_) {
+      Item& item = items.emplace_back();
+      item.key = key;
+      item.op = op;
+      item.generation = generation_[key];
+      if (auto record = records_.find(key); record != records_.end()) item.current = record->second;
+      item.obs = Observe(key, op, &item.keep_alive, &pre_deleted);
+    }
+  }
+  // DecideJob reads its arguments alone: the jobs are decided unlocked, on every core.
+  const absl::Time now = clock_.Now();
+  const std::function<void(size_t)> decide = [&](size_t i) {
+    Item& item = items[i];
+    JobStep step = DecideJob(item.key, item.current.get(), item.op, item.obs, now);
+    if (step.changes_record && step.record.has_value()) {
+      item.decided = std::make_shared<const JobRecord>(*std::move(step.record));
+    } else if (!step.changes_record) {
+      item.decided = item.current;
+    }
+  };
+  if (options_.parallel_for) {
+    options_.parallel_for(items.size(), decide);
+  } else {
+    for (size_t i = 0; i < items.size(); ++i) decide(i);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (Item& item : items) {
+      // An operation queued meanwhile (a watch event) decides again at its own turn.
+      if (generation_[item.key] == item.generation) {
+        provisional_[item.key] = {item.generation, std::move(item.decided)};
+      }
+    }
+  }
+  if (!items.empty()) NotifyView();
+  return items.size();
+}
+
 runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
   std::shared_ptr<const JobRecord> record;
   bool live_same_name = false;
@@ -635,7 +709,8 @@ absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
   if (current.ok()) {
     // What the store holds already: the write would commit nothing (a restart decides every
     // job again, and at 5,000 jobs rewrote 5,000 unchanged summaries, one API request each).
-    if (absl::StatusOr<store::Object> admitted = store::AdmitUpdate(store::kConfigMaps, *current, cm);
+    if (absl::StatusOr<store::Object> admitted =
+            store::AdmitUpdate(store::kConfigMaps, *current, cm);
         admitted.ok() && store::ChangesNothing(*current, *admitted)) {
       return absl::OkStatus();
     }

@@ -66,8 +66,9 @@ class JobRegistry {
     // deviceNameCustomization.json (clusterd --device-name-file): the renamed NPU resource and
     // allocation annotation of pods and PodGroups.
     model::DeviceNaming naming;
-    // Runs the start-up decoding of every cached pod (its allocation annotation is JSON) on
-    // several threads; ClusterBrain passes ParallelFor. Unset: in turn, on the starting thread.
+    // Runs the start-up decoding of every cached pod (its allocation annotation is JSON), and
+    // the start-up decision of every job, on several threads; ClusterBrain passes ParallelFor.
+    // Unset: in turn, on the starting thread.
     ParallelRunner parallel_for;
   };
   using SignalListener = std::function<void(const model::JobSummarySignal&)>;
@@ -107,7 +108,8 @@ class JobRegistry {
 
   // Starts the informers of PodGroups, Pods and Nodes (if not yet started), registers on them
   // (the cached objects are delivered before this returns: nodes, pods, then PodGroups), lists
-  // the job-summary ConfigMaps, rebuilds the records and queues every job.
+  // the job-summary ConfigMaps, rebuilds the records and queues every job. Before it returns,
+  // every job is decided once (DecideStartJobs): the fault view holds them all.
   absl::Status Start();
   // Unregisters from the informers (stops them if they are the registry's own) and stops the
   // reconciles.
@@ -178,6 +180,10 @@ class JobRegistry {
   std::optional<absl::Duration> WaitForTokenLocked(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyView();
+  // At Start: decides every job found in the store, as DecideAhead does, on every core
+  // (parallel_for), so that the fault view (FaultSnapshot) holds each job's rank table when
+  // Start returns, however many wait for a write token. Returns the number of jobs decided.
+  size_t DecideStartJobs();
   runtime::Result ReconcileExpiry(const std::string& job_id);
   runtime::Result RunConsistencyCheck();
   // Store writes of a step; the first failure.
@@ -204,8 +210,16 @@ class JobRegistry {
   void NotifyInstance(const model::PodInfo& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool IgnoredSoftSharePodGroup(const model::PodGroupInfo& pg) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pre-deleted records by "namespace/name" of their job: what Observe looks for when a job
+  // is added (a new job of the name replaces them).
+  using PreDeletedByName = absl::flat_hash_map<std::string, std::vector<std::string>>;
+  PreDeletedByName PreDeletedRecordsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `pre_deleted`: PreDeletedRecordsLocked() when many jobs are observed at once (a pass over
+  // every record for each added job made the start-up decisions quadratic); null: the records
+  // are looked through.
   JobObservation Observe(const std::string& job_id, JobOperation op,
-                         std::vector<std::shared_ptr<const model::PodInfo>>* keep_alive) const
+                         std::vector<std::shared_ptr<const model::PodInfo>>* keep_alive,
+                         const PreDeletedByName* pre_deleted = nullptr) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -19,12 +19,15 @@ void ParallelFor(size_t n, size_t min_per_thread, const std::string& thread_name
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
+  // Batches of up to kBatch items, at least four per thread: a few large items (two rooms
+  // started side by side) are spread over the threads instead of one batch on the first.
+  const size_t batch = std::clamp<size_t>(n / (threads * 4), 1, kBatch);
   std::atomic<size_t> cursor{0};
   auto work = [&] {
     for (;;) {
-      const size_t begin = cursor.fetch_add(kBatch, std::memory_order_relaxed);
+      const size_t begin = cursor.fetch_add(batch, std::memory_order_relaxed);
       if (begin >= n) return;
-      const size_t end = std::min(begin + kBatch, n);
+      const size_t end = std::min(begin + batch, n);
       for (size_t i = begin; i < end; ++i) fn(i);
     }
   };

@@ -111,10 +111,24 @@ absl::Status ClusterBrain::Start() {
   // Each room starts the shared informers it registers on (the first one lists the resource).
   // The feed subscribes to the registry's pod changes before the registry lists.
   CLUSTERD_RETURN_IF_ERROR(global_rank_tables_.Start());
-  CLUSTERD_RETURN_IF_ERROR(jobs_.Start());
+  // The registry takes in its jobs while the fault centre takes in its nodes: two rooms that
+  // share only the (thread-safe) informers. At 50,000 nodes each is most of a second, much of
+  // it on one thread.
+  absl::Status registry_started;
+  absl::Status faults_prepared;
+  ParallelFor(2, /*min_per_thread=*/1, "room-start", [&](size_t room) {
+    if (room == 0) {
+      registry_started = jobs_.Start();
+    } else {
+      faults_prepared = faults_.Prepare();
+    }
+  });
+  CLUSTERD_RETURN_IF_ERROR(registry_started);
+  CLUSTERD_RETURN_IF_ERROR(faults_prepared);
   jobs_.controller().Start();
   global_rank_tables_.controller().Start();
-  // The fault centre builds its initial view from the store, then runs its worker and writer.
+  // The fault centre builds its initial view with the registry's jobs, then runs its worker
+  // and writer.
   CLUSTERD_RETURN_IF_ERROR(faults_.Start());
   faults_.controller().Start();
   faults_.writer().Start();

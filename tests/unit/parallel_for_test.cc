@@ -49,6 +49,23 @@ TEST(ParallelFor, ManyItemsUseMoreThreadsWhenTheMachineHasThem) {
   EXPECT_GE(seen.size(), 2u);
 }
 
+// Two long items with one item a thread run side by side (ClusterBrain starts two rooms so).
+// Before, the first thread took both items as one batch of 64 and the helper found nothing.
+TEST(ParallelFor, TwoItemsOfOneAThreadRunOnTwoThreads) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core";
+  absl::Mutex mu;
+  std::set<std::thread::id> seen;
+  ParallelFor(2, /*min_per_thread=*/1, "test-pool", [&](size_t) {
+    absl::MutexLock lock(&mu);
+    seen.insert(std::this_thread::get_id());
+    // Each item holds its thread until the other item has started on another.
+    mu.AwaitWithTimeout(absl::Condition(
+                            +[](std::set<std::thread::id>* s) { return s->size() == 2; }, &seen),
+                        absl::Seconds(30));
+  });
+  EXPECT_EQ(seen.size(), 2u);
+}
+
 TEST(ParallelFor, NothingToDoCallsNothing) {
   int calls = 0;
   ParallelFor(0, 1, "test-pool", [&](size_t) { ++calls; });

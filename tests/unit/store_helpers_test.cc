@@ -189,7 +189,8 @@ TEST(StoreChangesNothing, LeavesOutOnlyTheResourceVersion) {
       stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"},"data":{"k":"1"}})")));
   EXPECT_TRUE(ChangesNothing(
       stored,
-      Object::parse(R"({"metadata":{"name":"a","resourceVersion":"9","uid":"u"},"data":{"k":"1"}})")));
+      Object::parse(
+          R"({"metadata":{"name":"a","resourceVersion":"9","uid":"u"},"data":{"k":"1"}})")));
   // Anything else is a change: a value, a member added or dropped, a metadata field, the order.
   EXPECT_FALSE(ChangesNothing(
       stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"},"data":{"k":"2"}})")));
@@ -198,8 +199,8 @@ TEST(StoreChangesNothing, LeavesOutOnlyTheResourceVersion) {
   EXPECT_FALSE(ChangesNothing(stored, Object::parse(R"({"metadata":{"name":"a","uid":"u"}})")));
   EXPECT_FALSE(ChangesNothing(
       stored, Object::parse(R"({"metadata":{"name":"a","uid":"v"},"data":{"k":"1"}})")));
-  EXPECT_FALSE(ChangesNothing(
-      stored, Object::parse(R"({"metadata":{"name":"a"},"data":{"k":"1"}})")));
+  EXPECT_FALSE(
+      ChangesNothing(stored, Object::parse(R"({"metadata":{"name":"a"},"data":{"k":"1"}})")));
   EXPECT_FALSE(ChangesNothing(
       stored, Object::parse(R"({"data":{"k":"1"},"metadata":{"name":"a","uid":"u"}})")));
   EXPECT_FALSE(ChangesNothing(stored, Object::parse("[1]")));

@@ -425,6 +425,28 @@ class FaultCentreJobTest : public FaultCentreTest {
   std::unique_ptr<JobRegistry> registry_;
 };
 
+// The registry decides the jobs of the store in its Start, before its worker runs a single
+// reconcile: the initial view maps a fault present at start onto its job. Before, the jobs were
+// decided one by one on the registry's worker, and a view built meanwhile (a restart's) missed
+// them, and was built again once they came.
+TEST_F(FaultCentreTest, TheInitialViewMapsFaultsOntoTheJobsTheRegistryFoundAtItsStart) {
+  using namespace cluster::testing;
+  Put("podgroups", PodGroupObject(PodGroupSpec{}));
+  Put("pods", PodObject(ExamplePod(0)));
+  Put("pods", PodObject(ExamplePod(1)));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  JobRegistry registry(store_, clock_);
+  ASSERT_TRUE(registry.Start().ok());  // its worker never runs in this test
+  StartCentre(ClusterInfoShards::kDefaultLimitBytes, &registry);
+  ASSERT_EQ(sink_.got.size(), 1u) << "the job's fault, in the view clusterd starts serving with";
+  EXPECT_EQ(sink_.got[0].job_id, kJobUid);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[0].ranks[0].rank_id, 11);
+  centre_->Stop();
+  centre_.reset();
+  registry.Stop();
+}
+
 TEST_F(FaultCentreJobTest, AJobNpuFaultReachesTheSinkAndItsRecoveryClearsIt) {
   StartCentre(ClusterInfoShards::kDefaultLimitBytes, registry_.get());
   EXPECT_TRUE(sink_.got.empty());

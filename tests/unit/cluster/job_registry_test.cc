@@ -3,7 +3,9 @@
 // reconciles run on the test thread (controller().RunUntilIdleForTest()), so nothing sleeps.
 #include "cluster/job_registry.h"
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -467,6 +469,47 @@ TEST_F(JobRegistryTest, ABacklogOfJobsIsWokenOneJobPerToken) {
   EXPECT_EQ(registry_->controller().RunUntilIdleForTest(), 0u);
 }
 
+// Start decides every job of the store, on the given parallel runner: the fault view holds
+// them all when Start returns, however few write tokens there are, and the worker does not
+// decide them again while they wait for their tokens.
+TEST_F(JobRegistryTest, StartDecidesEveryJobOfTheStoreForTheFaultView) {
+  JobRegistry::Options options;
+  options.reconcile_rate = 1;
+  options.reconcile_burst = 1;
+  std::vector<size_t> runs;
+  options.parallel_for = [&runs](size_t n, const std::function<void(size_t)>& fn) {
+    runs.push_back(n);
+    for (size_t i = n; i > 0; --i) fn(i - 1);  // another order than the items'
+  };
+  MakeRegistry(options);
+  int views = 0;
+  registry_->AddViewListener([&views] { ++views; });
+  ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
+  PodGroupSpec second;
+  second.name = "second";
+  second.uid = "pg-2";
+  second.owner_uid = "job-2";
+  second.owner_name = "second";
+  ASSERT_TRUE(store_.Create("podgroups", PodGroupObject(second)).ok());
+  ASSERT_TRUE(registry_->Start().ok());
+  EXPECT_EQ(runs, (std::vector<size_t>{2, 2}));  // the two pods, then the two jobs
+  std::vector<JobRegistry::FaultSnapshotEntry> view = registry_->FaultSnapshot();
+  ASSERT_EQ(view.size(), 2u);
+  const auto running = std::find_if(view.begin(), view.end(),
+                                    [](const auto& e) { return e.record->job_id == kJobUid; });
+  ASSERT_NE(running, view.end());
+  EXPECT_EQ(running->record->status, JobStatus::kRunning);
+  EXPECT_EQ(running->record->previous_servers.size(), 2u);
+  EXPECT_EQ(views, 1);
+  EXPECT_TRUE(registry_->Jobs().empty());  // nothing is committed before the worker runs
+  // One job takes the only token; the other waits for its own, decided already.
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(registry_->Jobs().size(), 1u);
+  EXPECT_EQ(views, 2) << "the committed job only";
+  EXPECT_EQ(registry_->FaultSnapshot().size(), 2u);
+  registry_->Stop();
+}
+
 // The bucket paces the job-summary writes, not what the fault centre knows: a job whose
 // reconcile waits for a token is in the fault view with the record it will write (its rank
 // table, so its NPUs map to it), while its summary and signal wait for the write.
@@ -565,7 +608,8 @@ TEST_F(JobRegistryTest, AtStartThePodsAreDecodedThroughTheGivenParallelRunner) {
   MakeRegistry(options);
   ASSERT_TRUE(registry_->Start().ok());
   registry_->controller().RunUntilIdleForTest();
-  EXPECT_EQ(runs, std::vector<size_t>{2});
+  // The two pods, then the one job (StartDecidesEveryJobOfTheStoreForTheFaultView).
+  EXPECT_EQ(runs, (std::vector<size_t>{2, 1}));
   auto job = registry_->FindJob(kJobUid);
   ASSERT_TRUE(job.has_value());
   EXPECT_EQ(job->status, JobStatus::kRunning);
