@@ -96,7 +96,7 @@ class FaultFeed {
   // Per node (that has or had faults): its last state.
   std::map<std::string, State> nodes_ ABSL_GUARDED_BY(refresh_mu_);
   // Per cluster-info ConfigMap: its last per-node entries (parsed), keyed by entry name.
-  std::map<std::string, std::map<std::string, nlohmann::json>> shards_ ABSL_GUARDED_BY(refresh_mu_);
+  std::map<std::string, std::map<std::string, nlohmann::ordered_json>> shards_ ABSL_GUARDED_BY(refresh_mu_);
   mutable absl::Mutex mu_;
   std::deque<Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;

@@ -212,6 +212,37 @@ TEST_F(FaultFeedCentreTest, ADeletedConfigMapRereadsItsNodes) {
             std::vector<std::string>{"clear node-4 Ascend910-3 80E01801 SeparateNPU"});
 }
 
+// The feed's view at start is the fault centre's, not what the shards in the store say: it
+// reads no shard while the informer replays them (at 50,000 nodes that read held every
+// ConfigMap change back for 0.3 s after a restart). A shard's first change is diffed whole.
+TEST_F(FaultFeedCentreTest, AtStartTheFeedHoldsTheCentresFaultsWithoutReadingTheShards) {
+  Put(Node(3, true));
+  // No shard in the store: the centre's writer has not written any yet.
+  for (size_t i = 0; i < centre_->DeviceShardCount(); ++i) {
+    ASSERT_TRUE(store_.Delete({std::string(store::kConfigMaps), "mindx-dl", Shard(i)}).ok());
+  }
+  FaultFeed started(store_, *centre_);
+  ASSERT_TRUE(started.Start().ok());
+  std::vector<std::string> entries;
+  for (const FaultFeed::Entry& e : started.Since(0, absl::ZeroDuration())) {
+    entries.push_back(e.change + " " + e.node + " " + e.npu + " " + e.code);
+  }
+  EXPECT_EQ(entries, std::vector<std::string>{"occur node-3 Ascend910-3 80E01801"});
+  // A fault on another node: its shard's first change is diffed whole, and repeats nothing.
+  const uint64_t seen = started.last_seq();
+  Put(Node(5, true));
+  auto shard =
+      store_.Get({std::string(store::kConfigMaps), "mindx-dl", centre_->ShardOfNode("node-5")});
+  ASSERT_TRUE(shard.ok()) << shard.status();
+  started.RefreshConfigMap(*shard, /*deleted=*/false);
+  entries.clear();
+  for (const FaultFeed::Entry& e : started.Since(seen, absl::ZeroDuration())) {
+    entries.push_back(e.change + " " + e.node + " " + e.npu + " " + e.code);
+  }
+  EXPECT_EQ(entries, std::vector<std::string>{"occur node-5 Ascend910-3 80E01801"});
+  started.Stop();
+}
+
 TEST_F(FaultFeedCentreTest, AnUnreadableConfigMapFallsBackToTheWholeView) {
   Put(Node(2, true));
   Put(Node(9, true));
