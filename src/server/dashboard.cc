@@ -124,8 +124,8 @@ void FaultFeed::RefreshConfigMap(const store::Object& config_map, bool deleted) 
   if (!deleted && data != config_map.end() && data->is_object()) {
     for (const auto& value : *data) {
       if (!value.is_string() || value.get_ref<const std::string&>().empty()) continue;
-      // ParseJson (simdjson): a restart's replay reads every shard (25 MB at 50,000 nodes)
-      // while the ConfigMap informer waits, and so does a device-info change behind it.
+      // ParseJson (simdjson): a shard is up to 1 MiB of entries, read on the ConfigMap
+      // informer's delivery thread while every other ConfigMap change waits behind it.
       absl::StatusOr<nlohmann::ordered_json> parsed = ParseJson(
           value.get_ref<const std::string&>(), "cluster-info shard", store::kMaxConfigMapDataBytes);
       if (!parsed.ok() || !parsed->is_object()) {
