@@ -17,6 +17,15 @@
 namespace clusterd::cluster {
 namespace {
 
+// The record a decided step leaves the job with, for the fault view: the one it decided, the
+// current one when the step keeps it, null when the step drops it.
+std::shared_ptr<const JobRecord> RecordAfter(JobStep& step,
+                                             const std::shared_ptr<const JobRecord>& current) {
+  if (!step.changes_record) return current;
+  if (!step.record.has_value()) return nullptr;
+  return std::make_shared<const JobRecord>(*std::move(step.record));
+}
+
 using model::PodGroupInfo;
 using model::PodInfo;
 
@@ -561,12 +570,7 @@ runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op
     obs = Observe(key, op, &keep_alive);
   }
   JobStep step = DecideJob(key, current.get(), op, obs, clock_.Now());
-  std::shared_ptr<const JobRecord> decided;
-  if (step.changes_record && step.record.has_value()) {
-    decided = std::make_shared<const JobRecord>(*std::move(step.record));
-  } else if (!step.changes_record) {
-    decided = current;  // the step keeps the record as it is
-  }
+  std::shared_ptr<const JobRecord> decided = RecordAfter(step, current);
   {
     absl::MutexLock lock(&mu_);
     // A newer operation queued meanwhile decides again at its own turn.
@@ -605,11 +609,7 @@ size_t JobRegistry::DecideStartJobs() {
   const std::function<void(size_t)> decide = [&](size_t i) {
     Item& item = items[i];
     JobStep step = DecideJob(item.key, item.current.get(), item.op, item.obs, now);
-    if (step.changes_record && step.record.has_value()) {
-      item.decided = std::make_shared<const JobRecord>(*std::move(step.record));
-    } else if (!step.changes_record) {
-      item.decided = item.current;
-    }
+    item.decided = RecordAfter(step, item.current);
   };
   if (options_.parallel_for) {
     options_.parallel_for(items.size(), decide);
