@@ -15,7 +15,7 @@
 namespace clusterd::agent {
 namespace {
 
-constexpr std::string_view kComponent = "npu-agent";
+constexpr std::string_view kAgentCoreLog = "npu-agent";
 
 std::map<std::string, std::string> CimLabels() {
   return {{std::string(model::kConsumerCimLabel), "true"}};
@@ -42,7 +42,7 @@ int64_t AgentCore::NowMs() const { return absl::ToUnixMillis(clock_.Now()); }
 
 void AgentCore::ReportNotes(const std::vector<PolicyNote>& notes) {
   for (const PolicyNote& note : notes) {
-    LogWarn(kComponent, "policy problem tolerated",
+    LogWarn(kAgentCoreLog, "policy problem tolerated",
             {{"file", note.file}, {"kind", note.kind}, {"detail", note.message}});
     AgentMetrics::PolicyIssues(note.file, note.kind).Increment();
   }
@@ -53,7 +53,7 @@ void AgentCore::NoteRefusal(std::string_view configmap, const std::string& name,
   AgentMetrics::Refusals(configmap).Increment();
   AgentMetrics::Writes(configmap, "refused").Increment();
   if (!refused_.insert(name).second) return;
-  LogError(kComponent,
+  LogError(kAgentCoreLog,
            "REFUSING to write a ConfigMap another writer owns (the Ascend Device Plugin or NodeD "
            "on a real cluster); it stays untouched. Run npu-agent only on simulated nodes, or "
            "pass --take-over to replace it",
@@ -65,7 +65,7 @@ void AgentCore::NoteRefusal(std::string_view configmap, const std::string& name,
 void AgentCore::NoteWritten(const std::string& name, const GuardedWrite& write) {
   refused_.erase(name);
   if (write.existed && write.writer != kAgentWriter) {
-    LogWarn(kComponent, "took over a ConfigMap another writer owned (--take-over)",
+    LogWarn(kAgentCoreLog, "took over a ConfigMap another writer owned (--take-over)",
             {{"configmap", name},
              {"writer", write.writer.empty() ? std::string("unmarked") : write.writer}});
   }
@@ -84,7 +84,7 @@ absl::Status AgentCore::Start() {
   auto fault_config =
       ReadConfigMapData(store_, model::kFaultConfigNamespace, model::kFaultConfigName);
   if (!fault_config.ok()) {
-    LogWarn(kComponent, "cannot read the fault policy configmap",
+    LogWarn(kAgentCoreLog, "cannot read the fault policy configmap",
             {{"error", fault_config.status()}});
     fault_config = std::optional<ConfigMapData>();
   }
@@ -134,11 +134,12 @@ absl::Status AgentCore::Start() {
       if (parsed.ok()) {
         reasons = *std::move(parsed);
       } else {
-        LogWarn(kComponent, "ignoring the stored UpgradeFaultReason", {{"error", parsed.status()}});
+        LogWarn(kAgentCoreLog, "ignoring the stored UpgradeFaultReason",
+                {{"error", parsed.status()}});
       }
     }
     engine_->Restore(names, reasons, start_ms_);
-    LogInfo(kComponent, "restored from the device-info configmap",
+    LogInfo(kAgentCoreLog, "restored from the device-info configmap",
             {{"manually_separated", absl::StrJoin(names, ",")},
              {"reasons", static_cast<int64_t>(reasons.size())}});
   }
@@ -146,7 +147,7 @@ absl::Status AgentCore::Start() {
                                    model::NodeInfoConfigMapName(options_.node));
   node_cm_present_ = node_cm.ok() && node_cm->has_value();
   events_pending_ = true;  // the first cycle writes, replacing whatever the CM held
-  LogInfo(kComponent, "started",
+  LogInfo(kAgentCoreLog, "started",
           {{"node", options_.node},
            {"chip", options_.profile.device_type},
            {"npus", options_.num_npus},
@@ -181,7 +182,7 @@ bool AgentCore::Inject(AgentEvent event) {
   }
   AgentMetrics::Events(EventKind(event), accepted ? "accepted" : "rejected").Increment();
   if (!accepted) {
-    LogWarn(kComponent, "event rejected",
+    LogWarn(kAgentCoreLog, "event rejected",
             {{"kind", EventKind(event)},
              {"reason", std::holds_alternative<faults::SwitchFaultInput>(event)
                             ? "switch faults are reported on A3 nodes with --switch-faults"
@@ -247,13 +248,13 @@ void AgentCore::ReloadDevicePolicy() {
   fault_config_dirty_ = false;
   auto data = ReadConfigMapData(store_, model::kFaultConfigNamespace, model::kFaultConfigName);
   if (!data.ok()) {
-    LogWarn(kComponent, "cannot read the fault policy configmap", {{"error", data.status()}});
+    LogWarn(kAgentCoreLog, "cannot read the fault policy configmap", {{"error", data.status()}});
     return;
   }
   if (loaded_fault_config_.has_value() && *loaded_fault_config_ == *data) return;
   auto load = LoadDevicePolicy(options_.files, data->has_value() ? &**data : nullptr);
   if (!load.ok()) {
-    LogError(kComponent, "policy reload failed; keeping the previous policy",
+    LogError(kAgentCoreLog, "policy reload failed; keeping the previous policy",
              {{"error", load.status()}});
     AgentMetrics::PolicyIssues("policy", "reload_failed").Increment();
     return;
@@ -262,7 +263,7 @@ void AgentCore::ReloadDevicePolicy() {
   loaded_fault_config_ = *data;
   engine_->SetPolicy(load->policy);
   policy_changed_ = true;
-  LogInfo(kComponent, "device fault policy reloaded",
+  LogInfo(kAgentCoreLog, "device fault policy reloaded",
           {{"faultCode.json", load->sources["faultCode.json"]},
            {"faultCustomization.json", load->sources["faultCustomization.json"]},
            {"SwitchFaultCode.json", load->sources["SwitchFaultCode.json"]}});
@@ -281,7 +282,7 @@ void AgentCore::ReloadNodePolicy() {
   if (load->catalog != node_catalog_) {
     node_catalog_ = load->catalog;
     policy_changed_ = true;
-    LogInfo(kComponent, "node fault policy reloaded", {{"source", load->source}});
+    LogInfo(kAgentCoreLog, "node fault policy reloaded", {{"source", load->source}});
   }
 }
 
@@ -396,7 +397,8 @@ void AgentCore::WriteDeviceInfo(const faults::DeviceInfoContent& content,
   absl::StatusOr<GuardedWrite> write = WriteOwnedConfigMap(store_, spec, options_.take_over);
   if (!write.ok()) {
     AgentMetrics::Writes("deviceinfo", "error").Increment();
-    LogWarn(kComponent, "device-info write failed; retrying in 1 s", {{"error", write.status()}});
+    LogWarn(kAgentCoreLog, "device-info write failed; retrying in 1 s",
+            {{"error", write.status()}});
     device_retry_ms_ = now_ms + faults::kWriteSpacingMs;
     return;
   }
@@ -417,7 +419,7 @@ void AgentCore::WriteDeviceInfo(const faults::DeviceInfoContent& content,
   // Releases are announced after the write that shows them (§5.7 B).
   for (const faults::ReleasedReason& r : unreported_releases_) {
     AgentMetrics::Releases(r.reason.upgrade_type).Increment();
-    LogInfo(kComponent, "EventReleaseUpgradeFault",
+    LogInfo(kAgentCoreLog, "EventReleaseUpgradeFault",
             {{"npu", r.npu_name},
              {"fault_code", r.reason.fault_code},
              {"fault_level", r.reason.fault_level},
@@ -437,7 +439,7 @@ void AgentCore::WriteNodeInfo(int64_t now_ms) {
         DeleteOwnedConfigMap(store_, model::kNodeInfoNamespace, name, options_.take_over);
     if (!deleted.ok()) {
       AgentMetrics::Writes("nodeinfo", "error").Increment();
-      LogWarn(kComponent, "node-info delete failed; retrying in 1 s",
+      LogWarn(kAgentCoreLog, "node-info delete failed; retrying in 1 s",
               {{"error", deleted.status()}});
       node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
       return;
@@ -467,7 +469,7 @@ void AgentCore::WriteNodeInfo(int64_t now_ms) {
   absl::StatusOr<GuardedWrite> write = WriteOwnedConfigMap(store_, spec, options_.take_over);
   if (!write.ok()) {
     AgentMetrics::Writes("nodeinfo", "error").Increment();
-    LogWarn(kComponent, "node-info write failed; retrying in 1 s", {{"error", write.status()}});
+    LogWarn(kAgentCoreLog, "node-info write failed; retrying in 1 s", {{"error", write.status()}});
     node_retry_ms_ = now_ms + faults::kWriteSpacingMs;
     return;
   }

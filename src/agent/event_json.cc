@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "faults/hex_code.h"
 #include "faults/switch_fault_catalog.h"
 #include "model/go_json.h"
@@ -9,7 +10,6 @@
 namespace clusterd::agent {
 namespace {
 
-using faults::Sv;
 using nlohmann::ordered_json;
 
 absl::Status Bad(std::string_view message) {

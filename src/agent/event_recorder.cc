@@ -13,7 +13,7 @@
 namespace clusterd::agent {
 namespace {
 
-constexpr std::string_view kComponent = "npu-agent";
+constexpr std::string_view kEventRecorderLog = "npu-agent";
 constexpr int64_t kMinuteMs = 60000;
 
 int64_t EventTimeMs(const store::Object& event) {
@@ -150,7 +150,7 @@ void EventRecorder::NoteFailure(const absl::Status& status, int64_t now_ms) {
   AgentMetrics::KubeEvents("failed").Increment();
   ++failures_since_log_;
   if (last_failure_log_ms_ != INT64_MIN && now_ms - last_failure_log_ms_ < kMinuteMs) return;
-  LogWarn(kComponent,
+  LogWarn(kEventRecorderLog,
           "kubernetes event write failed; events are best effort, faults are still "
           "written to the device-info configmap",
           {{"error", status}, {"failures_since_last_log", failures_since_log_}});

@@ -11,12 +11,11 @@
 #include "agent/script_schedule.h"
 #include "agent/sim_schedule.h"
 #include "common/log.h"
+#include "common/sv.h"
 #include "faults/hex_code.h"
 
 namespace clusterd::agent {
 namespace {
-
-using faults::Sv;
 
 class DescribedHandle final : public FaultSourceHandle {
  public:

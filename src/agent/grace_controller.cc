@@ -14,7 +14,7 @@
 namespace clusterd::agent {
 namespace {
 
-constexpr std::string_view kComponent = "npu-agent";
+constexpr std::string_view kGraceControllerLog = "npu-agent";
 
 std::string StringAt(const store::Object& o, std::initializer_list<std::string_view> path) {
   const store::Object* cur = &o;
@@ -63,7 +63,7 @@ void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
   options.fields = store::FieldSelector::Equal("spec.nodeName", node_);
   auto pods = store_.List(store::kPods, options);
   if (!pods.ok()) {
-    LogWarn(kComponent, "cannot list pods", {{"error", pods.status()}});
+    LogWarn(kGraceControllerLog, "cannot list pods", {{"error", pods.status()}});
     return;
   }
   absl::flat_hash_set<int> in_use;
@@ -105,7 +105,8 @@ void GraceController::RefreshJobs(faults::DeviceFaultEngine& engine) {
     if (!cm.ok()) {
       // Unknown, not absent (the kube store asks the server for it, which may be unreachable):
       // a job keeps its tracker, and its recovery state, until the answer is known.
-      LogWarn(kComponent, "cannot read reset-config", {{"job", key}, {"error", cm.status()}});
+      LogWarn(kGraceControllerLog, "cannot read reset-config",
+              {{"job", key}, {"error", cm.status()}});
       if (auto it = jobs_.find(key); it != jobs_.end()) it->second.npus = npus;
       continue;
     }
@@ -142,7 +143,7 @@ void GraceController::BeforeCycle(faults::DeviceFaultEngine& engine, int64_t now
           !options_.reset_fail_npus.contains(npu) && state != nullptr &&
           !model::IsMoreSevere(state->level[0], model::FaultLevel::kPreSeparateNPU);
       outcomes_.push_back({npu, success});
-      LogInfo(kComponent, "hot reset finished",
+      LogInfo(kGraceControllerLog, "hot reset finished",
               {{"npu", npu}, {"success", success ? "true" : "false"}});
       if (!success) continue;
       // The driver re-initialised the ring: its chip faults are gone.
@@ -221,13 +222,14 @@ void GraceController::AfterCycle(faults::DeviceFaultEngine& engine, int64_t now_
       reset.requested = {npu};
       reset.done_ms = now_ms + options_.reset_duration_ms;
       for (int r : reset.ring) engine.SetResetting(r, true);
-      LogInfo(kComponent, "hot reset started",
+      LogInfo(kGraceControllerLog, "hot reset started",
               {{"job", key}, {"npu", npu}, {"ring", absl::StrJoin(reset.ring, ",")}});
       resets_.push_back(std::move(reset));
     }
     for (int npu : commands.isolate) {
       engine.SetForcedIsolation(npu, true);
-      LogWarn(kComponent, "graceful recovery failed; NPU isolated", {{"job", key}, {"npu", npu}});
+      LogWarn(kGraceControllerLog, "graceful recovery failed; NPU isolated",
+              {{"job", key}, {"npu", npu}});
     }
     if (commands.write_reset_config || job.write_pending) {
       job.write_pending = !WriteResetConfig(job, now_ms);
@@ -241,7 +243,7 @@ bool GraceController::WriteResetConfig(Job& job, int64_t now_ms) {
   const std::string name = model::ResetConfigMapName(job.name);
   auto object = store_.Get({std::string(store::kConfigMaps), job.ns, name});
   if (!object.ok()) {
-    LogWarn(kComponent, "cannot read reset-config",
+    LogWarn(kGraceControllerLog, "cannot read reset-config",
             {{"configmap", name}, {"error", object.status()}});
     return absl::IsNotFound(object.status());  // gone with its job: nothing to retry
   }
@@ -268,7 +270,7 @@ bool GraceController::WriteResetConfig(Job& job, int64_t now_ms) {
   auto updated = store_.Update(store::kConfigMaps, *object);
   if (!updated.ok()) {
     AgentMetrics::Writes("resetconfig", "error").Increment();
-    LogWarn(kComponent, "reset-config write failed; retrying",
+    LogWarn(kGraceControllerLog, "reset-config write failed; retrying",
             {{"configmap", name}, {"error", updated.status()}});
     return false;
   }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "faults/hex_code.h"
 #include "model/config_map_names.h"
 
@@ -39,8 +40,8 @@ absl::StatusOr<T> LoadDocument(std::string_view key, const std::string& path,
       return parsed;
     }
     load.notes.push_back({name, "format_error",
-                          absl::StrCat("configmap ", faults::Sv(model::kFaultConfigName), " key ",
-                                       name, ": ", parsed.status().message(), "; using ", path)});
+                          absl::StrCat("configmap ", Sv(model::kFaultConfigName), " key ", name,
+                                       ": ", parsed.status().message(), "; using ", path)});
   }
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
@@ -107,7 +108,7 @@ absl::StatusOr<NodePolicyLoad> LoadNodePolicy(
     }
     load.notes.push_back(
         {name, "format_error",
-         absl::StrCat("configmap ", faults::Sv(model::kNodeFaultConfigName), ": ",
+         absl::StrCat("configmap ", Sv(model::kNodeFaultConfigName), ": ",
                       parsed.status().message(),
                       previous ? "; keeping the previous configuration" : "; using the file")});
   }

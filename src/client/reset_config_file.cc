@@ -11,14 +11,13 @@
 #include "common/check_code.h"
 #include "common/json_util.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::client {
 namespace {
 
 using nlohmann::ordered_json;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Go's decoder: absent keys keep the zero value, a present key of the wrong type is an error.
 absl::Status ReadInt(const ordered_json& obj, std::string_view key, int64_t& out) {

@@ -7,14 +7,13 @@
 #include "cluster/cluster_info_render.h"
 #include "cluster/config_map_io.h"
 #include "common/log.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
+constexpr char kClusterInfoPublisherLog[] = "fault-centre";
 constexpr char kWriteKey[] = "#write";  // the writer's one key
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // The shard number of `cm_name` when it is `prefix` followed by one.
 std::optional<size_t> ShardIndex(const std::string& cm_name, std::string_view prefix) {
@@ -150,7 +149,8 @@ runtime::Result ClusterInfoPublisher::ReconcileWrites() {
                             {{std::string(kConsumerVolcanoLabel), "true"}});
     if (!s.ok()) {
       writes_failed_.Increment();
-      LogWarn(kComponent, "writing cluster-info ConfigMap failed; retrying with back-off",
+      LogWarn(kClusterInfoPublisherLog,
+              "writing cluster-info ConfigMap failed; retrying with back-off",
               {{"name", one.first}, {"error", s}});
       absl::MutexLock lock(&mu_);
       RemarkDirty(one.first);

@@ -3,13 +3,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/log.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "data-trace";
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+constexpr char kDataTraceLog[] = "data-trace";
 
 DataTraceResult Result(int32_t code, std::string message, bool rpc_error) {
   DataTraceResult r;
@@ -91,16 +90,16 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
       ModifyCounter("notify_failed").Increment();
       // Info, not a warning: the caller gets the code and decides (the slow-node writer falls
       // back to the ConfigMap; an RPC client sees the refusal), and the counter keeps count.
-      LogInfo(kComponent, "profiling switch not delivered", {{"job", nsname}, {"error", s}});
+      LogInfo(kDataTraceLog, "profiling switch not delivered", {{"job", nsname}, {"error", s}});
       return Result(kDataTraceServerFault, std::string(kNotifyFailed), true);
     }
     ModifyCounter("ok").Increment();
-    LogInfo(kComponent, "profiling switch sent", {{"job", nsname}});
+    LogInfo(kDataTraceLog, "profiling switch sent", {{"job", nsname}});
     return Result(kDataTraceOk, std::string(kSwitchChanged), false);
   }
 
   if (absl::Status s = notify(); !s.ok()) {
-    LogInfo(kComponent, "profiling switch subscriber not notified",
+    LogInfo(kDataTraceLog, "profiling switch subscriber not notified",
             {{"job", nsname}, {"error", s}});
   }
   const std::string cm_name = absl::StrCat(Sv(kDataTracePrefix), name);
@@ -109,7 +108,7 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
       store_.Get(store::ObjectKey{std::string(store::kConfigMaps), ns, cm_name});
   if (!existing.ok() && !absl::IsNotFound(existing.status())) {
     ModifyCounter("configmap_failed").Increment();
-    LogWarn(kComponent, "data-trace configmap unreadable",
+    LogWarn(kDataTraceLog, "data-trace configmap unreadable",
             {{"job", nsname}, {"error", existing.status()}});
     return Result(kDataTraceNotFound, absl::StrCat("failed to found configmap:[", nsname, "]"),
                   true);
@@ -119,7 +118,7 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
         store_.Create(store::kConfigMaps, DataTraceConfigMap(ns, name, owner, value));
     if (!created.ok()) {
       ModifyCounter("configmap_failed").Increment();
-      LogWarn(kComponent, "data-trace configmap not created",
+      LogWarn(kDataTraceLog, "data-trace configmap not created",
               {{"job", nsname}, {"error", created.status()}});
       return Result(kDataTraceServerFault,
                     absl::StrCat("failed to create comfigmap:[", nsname, "]"), true);
@@ -134,14 +133,14 @@ DataTraceResult DataTraceSwitches::Modify(std::string_view job_ns_name,
     absl::StatusOr<store::Object> updated = store_.Update(store::kConfigMaps, std::move(cm));
     if (!updated.ok()) {
       ModifyCounter("configmap_failed").Increment();
-      LogWarn(kComponent, "data-trace configmap not updated",
+      LogWarn(kDataTraceLog, "data-trace configmap not updated",
               {{"job", nsname}, {"error", updated.status()}});
       return Result(kDataTraceServerFault,
                     absl::StrCat("failed to update comfigmap:[", nsname, "]"), true);
     }
   }
   ModifyCounter("ok").Increment();
-  LogInfo(kComponent, "profiling switch written", {{"job", nsname}, {"configmap", cm_name}});
+  LogInfo(kDataTraceLog, "profiling switch written", {{"job", nsname}, {"configmap", cm_name}});
   return Result(kDataTraceOk, std::string(kSwitchChanged), false);
 }
 

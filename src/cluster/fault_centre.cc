@@ -8,16 +8,15 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "model/config_map_names.h"
 
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
+constexpr char kFaultCentreLog[] = "fault-centre";
 // The longest a changed job waits for the job index after a slow refresh (see kJobIndex).
 constexpr absl::Duration kMaxIndexRefreshGap = absl::Seconds(2);
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 }  // namespace
 
@@ -83,11 +82,11 @@ void FaultCentre::LoadConfig() {
 void FaultCentre::ApplyConfig(FaultConfigRead read) {
   const std::string location = config_ != nullptr ? config_->Location() : "";
   if (!read.relation.ok()) {
-    LogError(kComponent, "relation fault configuration not reloaded; the previous one is kept",
+    LogError(kFaultCentreLog, "relation fault configuration not reloaded; the previous one is kept",
              {{"error", read.relation.status()}});
   } else if (*read.relation != relation_config_) {
     relation_config_ = *std::move(read.relation);
-    LogInfo(kComponent, "relation fault configuration applied",
+    LogInfo(kFaultCentreLog, "relation fault configuration applied",
             {{"rules", relation_config_.rules.size()},
              {"durations", relation_config_.timeout_s.size()},
              {"dir", location}});
@@ -96,7 +95,7 @@ void FaultCentre::ApplyConfig(FaultConfigRead read) {
   // /readyz says why (one warning per change of the problem).
   if (read.note != configuration_note_) {
     if (!read.note.empty()) {
-      LogWarn(kComponent, "public fault user configuration", {{"problem", read.note}});
+      LogWarn(kFaultCentreLog, "public fault user configuration", {{"problem", read.note}});
     }
     configuration_note_ = read.note;
   }
@@ -104,10 +103,10 @@ void FaultCentre::ApplyConfig(FaultConfigRead read) {
     public_faults_.SetConfig(*std::move(read.public_faults), std::move(read.public_text),
                              std::move(read.public_source));
   } else if (!public_faults_.Configured()) {
-    LogError(kComponent, "no public fault configuration; public faults are refused",
+    LogError(kFaultCentreLog, "no public fault configuration; public faults are refused",
              {{"error", read.public_faults.status()}});
   } else {
-    LogError(kComponent, "public fault configuration not reloaded; the previous one is kept",
+    LogError(kFaultCentreLog, "public fault configuration not reloaded; the previous one is kept",
              {{"error", read.public_faults.status()}});
   }
 }
@@ -178,7 +177,7 @@ absl::Status FaultCentre::Start() {
   {
     absl::MutexLock lock(&mu_);
     prepared_intakes_.clear();  // those of nodes changed again meanwhile
-    LogInfo(kComponent, "initial view built",
+    LogInfo(kFaultCentreLog, "initial view built",
             {{"device_nodes", device_records_},
              {"k8s_nodes", k8s_nodes_},
              {"public_faults", public_faults_.Size()},

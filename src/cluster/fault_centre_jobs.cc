@@ -12,7 +12,7 @@
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
+constexpr char kFaultCentreJobsLog[] = "fault-centre";
 
 }  // namespace
 
@@ -41,7 +41,7 @@ std::optional<int64_t> FaultCentre::HandleJob(const std::string& job_id,
   const bool deliver = st.delivered ? result.faults != st.last : !result.faults.Empty();
   if (!deliver) return due;
   for (const FaultCodeEvent& e : FaultCodeEvents(result.faults, &st.digest, now)) {
-    LogInfo(kComponent, "Job Event",
+    LogInfo(kFaultCentreJobsLog, "Job Event",
             {{"job", job_id},
              {"faultCode", e.fault_code},
              {"timestamp", e.timestamp_ms},
@@ -149,10 +149,10 @@ void FaultCentre::PatchPodLabels(const std::vector<PodLabelPatch>& patches) {
       if (last.ok() || absl::IsNotFound(last)) break;
     }
     if (!last.ok()) {
-      LogWarn(kComponent, "labelling pod failed",
+      LogWarn(kFaultCentreJobsLog, "labelling pod failed",
               {{"pod", absl::StrCat(targets[i].first, "/", targets[i].second)}, {"error", last}});
     } else {
-      LogInfo(kComponent, "pod labelled",
+      LogInfo(kFaultCentreJobsLog, "pod labelled",
               {{"pod", absl::StrCat(targets[i].first, "/", targets[i].second)},
                {"fault-type", values[i]}});
     }
@@ -261,7 +261,7 @@ void FaultCentre::ReportNotRetryable(const std::string& job_id,
   }
   if (marked.empty()) return;
   controller_.Enqueue(FaultCentreKey::Job(job_id));
-  LogInfo(kComponent, "pods reported not retryable",
+  LogInfo(kFaultCentreJobsLog, "pods reported not retryable",
           {{"job", job_id}, {"pods", absl::StrJoin(marked, ",")}});
 }
 

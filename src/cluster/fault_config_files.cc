@@ -5,13 +5,12 @@
 #include "absl/strings/str_cat.h"
 #include "cluster/data_files.h"
 #include "common/log.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+constexpr char kFaultConfigFilesLog[] = "fault-centre";
 
 }  // namespace
 
@@ -59,7 +58,7 @@ FaultConfigRead FaultConfigFiles::Read() {
     std::vector<std::string> problems;
     out.relation = ParseRelationConfig(*rules, *durations, &problems);
     for (const auto& p : problems) {
-      LogWarn(kComponent, "relation fault configuration", {{"problem", p}});
+      LogWarn(kFaultConfigFilesLog, "relation fault configuration", {{"problem", p}});
     }
   } else {
     out.relation = rules.ok() ? durations.status() : rules.status();

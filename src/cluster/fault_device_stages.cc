@@ -25,7 +25,7 @@ int64_t EffectiveTime(const NpuFault& f) {
   return f.fault_time;
 }
 
-std::string Upper(std::string_view s) {
+std::string UpperCase(std::string_view s) {
   std::string out(s);
   absl::AsciiStrToUpper(&out);
   return out;
@@ -57,7 +57,7 @@ StageResult ApplyPublicFaults(DeviceRecord& record, const std::vector<PublicFaul
 std::optional<int64_t> FilterSeconds(const FaultJobPolicy& policy, std::string_view code,
                                      std::string_view level) {
   if (!code.empty()) {
-    const std::string upper = Upper(code);
+    const std::string upper = UpperCase(code);
     for (const CustomFilterRule& r : policy.code_rules) {
       if (r.key == upper) return r.seconds;
     }

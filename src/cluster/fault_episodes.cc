@@ -13,7 +13,7 @@ namespace {
 constexpr int kSaveVersion = 1;
 
 int64_t Millis(absl::Time t) { return t == absl::InfinitePast() ? 0 : absl::ToUnixMillis(t); }
-absl::Time FromMillis(int64_t ms) {
+absl::Time TimeFromMillis(int64_t ms) {
   return ms == 0 ? absl::InfinitePast() : absl::FromUnixMillis(ms);
 }
 bool Known(absl::Time t) { return t != absl::InfinitePast(); }
@@ -233,7 +233,7 @@ absl::Status FaultEpisodes::Restore(const nlohmann::json& saved) {
         if (e.faults.size() >= kMaxFaultsPerEpisode) break;
         e.faults.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(),
                             f.at(2).get<std::string>(), f.at(3).get<std::string>(),
-                            FromMillis(f.at(4).get<int64_t>())});
+                            TimeFromMillis(f.at(4).get<int64_t>())});
       }
       e.fault_count =
           std::max<int64_t>(j.at("count").get<int64_t>(), static_cast<int64_t>(e.faults.size()));
@@ -241,7 +241,7 @@ absl::Status FaultEpisodes::Restore(const nlohmann::json& saved) {
       absl::Time* fields[] = {&e.occurred, &e.detected, &e.notified,
                               &e.decided,  &e.resumed,  &e.cleared};
       for (size_t i = 0; i < std::size(fields); ++i) {
-        *fields[i] = FromMillis(t.at(i).get<int64_t>());
+        *fields[i] = TimeFromMillis(t.at(i).get<int64_t>());
       }
       for (const nlohmann::json& s : j.at("strategies")) {
         if (e.strategies.size() < 16) e.strategies.push_back(s.get<std::string>());

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "model/config_map_names.h"
 #include "model/device_info.h"
 #include "model/node_info.h"
@@ -13,8 +14,6 @@
 
 namespace clusterd::cluster {
 namespace {
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // The string values of `data` (non-strings are a malformed ConfigMap), and their total size.
 absl::StatusOr<std::map<std::string, std::string>> DataOf(const store::Object& cm,

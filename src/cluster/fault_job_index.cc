@@ -7,11 +7,10 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Splits on commas outside [...].
 std::vector<std::string> SplitItems(const std::string& text) {

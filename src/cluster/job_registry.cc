@@ -12,6 +12,7 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "store/admission.h"
 
 namespace clusterd::cluster {
@@ -29,9 +30,7 @@ std::shared_ptr<const JobRecord> RecordAfter(JobStep& step,
 using model::PodGroupInfo;
 using model::PodInfo;
 
-constexpr char kComponent[] = "job-registry";
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+constexpr char kJobRegistryLog[] = "job-registry";
 
 Counter& RejectedCounter(std::string_view reason) {
   return MetricsRegistry::Default().GetCounter(
@@ -152,7 +151,7 @@ absl::Status JobRegistry::Start() {
     UpdateGaugesLocked();
   }
   const size_t decided = DecideStartJobs();
-  LogInfo(kComponent, "started",
+  LogInfo(kJobRegistryLog, "started",
           {{"podgroups", informers_->For(store::kPodGroups).Size()},
            {"pods", informers_->For(store::kPods).Size()},
            {"nodes", informers_->For(store::kNodes).Size()},
@@ -173,9 +172,9 @@ void JobRegistry::Stop() {
 void JobRegistry::Reject(std::string_view reason, std::string_view message, bool loud) {
   RejectedCounter(reason).Increment();
   if (loud) {
-    LogWarn(kComponent, message, {{"reason", reason}});
+    LogWarn(kJobRegistryLog, message, {{"reason", reason}});
   } else {
-    LogDebug(kComponent, message, {{"reason", reason}});
+    LogDebug(kJobRegistryLog, message, {{"reason", reason}});
   }
 }
 
@@ -278,7 +277,7 @@ void JobRegistry::ApplyPodGroup(store::WatchEventType type, const store::Object&
     return;
   }
   if (IgnoredSoftSharePodGroup(*decoded)) {
-    LogDebug(kComponent, "soft-share podgroup ignored", {{"podgroup", key}});
+    LogDebug(kJobRegistryLog, "soft-share podgroup ignored", {{"podgroup", key}});
     return;
   }
   const std::string job_id = decoded->controller->uid;
@@ -496,7 +495,7 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     if (absl::Status s = Execute(*step.record, step); !s.ok()) {
       write_failures_.Increment();
       ReconcileCounter("failed").Increment();
-      LogWarn(kComponent, "job-summary write failed; will retry",
+      LogWarn(kJobRegistryLog, "job-summary write failed; will retry",
               {{"job", key}, {"transition", step.transition}, {"error", s}});
       {
         absl::MutexLock lock(&mu_);
@@ -533,7 +532,7 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     UpdateGaugesLocked();
   }
   if (step.transition != "unchanged" && step.transition != "ignored") {
-    LogInfo(kComponent, "job reconciled",
+    LogInfo(kJobRegistryLog, "job reconciled",
             {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
   }
   if (view_changed) NotifyView();
@@ -650,7 +649,7 @@ runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
         store_.Delete(store::ObjectKey{std::string(store::kConfigMaps), record->ns, name});
     if (!s.ok() && !absl::IsNotFound(s)) {
       write_failures_.Increment();
-      LogWarn(kComponent, "job-summary delete failed; will retry",
+      LogWarn(kJobRegistryLog, "job-summary delete failed; will retry",
               {{"job", job_id}, {"configmap", absl::StrCat(record->ns, "/", name)}, {"error", s}});
       return runtime::Result::Retry(s);
     }
@@ -669,7 +668,7 @@ runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
     UpdateGaugesLocked();
   }
   NotifyView();
-  LogInfo(kComponent, "job deleted",
+  LogInfo(kJobRegistryLog, "job deleted",
           {{"job", job_id},
            {"name", absl::StrCat(record->ns, "/", record->name)},
            {"configmaps_deleted", expiry.config_maps_to_delete.size()}});
@@ -694,7 +693,7 @@ runtime::Result JobRegistry::RunConsistencyCheck() {
     }
   }
   if (!queued.empty()) {
-    LogInfo(kComponent, "consistency re-check queued", {{"jobs", queued.size()}});
+    LogInfo(kJobRegistryLog, "consistency re-check queued", {{"jobs", queued.size()}});
   }
   return runtime::Result::RequeueAfter(options_.consistency_period);
 }

@@ -4,14 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "cluster/job_uuid.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
 
 constexpr std::array<std::string_view, 4> kRoleWhitelist = {"CCAgent", "DefaultUser1",
                                                             "DefaultUser2", "FdAgent"};
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 }  // namespace
 

@@ -10,7 +10,7 @@
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
+constexpr char kManualSeparationLog[] = "fault-centre";
 
 store::ObjectKey ManualConfigMap(std::string_view name) {
   return {std::string(store::kConfigMaps), std::string(kManualNamespace), std::string(name)};
@@ -23,7 +23,8 @@ void ManualSeparation::Load() {
   if (!manual.ok()) return;
   std::vector<std::string> problems;
   ManualCache cache = ParseManualInfo(ConfigMapStringData(*manual), &problems);
-  for (const auto& p : problems) LogWarn(kComponent, "clusterd-manual-info-cm", {{"problem", p}});
+  for (const auto& p : problems)
+    LogWarn(kManualSeparationLog, "clusterd-manual-info-cm", {{"problem", p}});
   absl::MutexLock lock(&mu_);
   engine_.Load(std::move(cache));
 }
@@ -47,7 +48,8 @@ bool ManualSeparation::ReadPolicy() {
   policy_applied_ms_ = NowMs();
   const bool was = engine_.enabled();
   engine_.SetPolicy(*policy);
-  LogInfo(kComponent, "manual separation policy applied from cluster-system/clusterd-config-cm",
+  LogInfo(kManualSeparationLog,
+          "manual separation policy applied from cluster-system/clusterd-config-cm",
           {{"enabled", policy->enabled},
            {"threshold", policy->fault_threshold},
            {"window_hours", policy->fault_window_hours},
@@ -72,7 +74,7 @@ std::set<std::string> ManualSeparation::Sync() {
   if (plan.delete_cm) {
     if (read.ok()) {
       if (absl::Status s = store_.Delete(key); !s.ok() && !absl::IsNotFound(s)) {
-        LogWarn(kComponent, "deleting clusterd-manual-info-cm failed", {{"error", s}});
+        LogWarn(kManualSeparationLog, "deleting clusterd-manual-info-cm failed", {{"error", s}});
       }
     }
   } else if (plan.write.has_value()) {
@@ -82,7 +84,7 @@ std::set<std::string> ManualSeparation::Sync() {
       absl::MutexLock lock(&mu_);
       engine_.Written(*plan.write);
     } else {
-      LogWarn(kComponent, "writing clusterd-manual-info-cm failed", {{"error", s}});
+      LogWarn(kManualSeparationLog, "writing clusterd-manual-info-cm failed", {{"error", s}});
     }
   }
   return std::move(plan.changed_nodes);

@@ -11,7 +11,7 @@
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "fault-centre";
+constexpr char kPublicFaultDeskLog[] = "fault-centre";
 
 Counter& PublicFaultRequests(std::string_view source, int32_t code) {
   return MetricsRegistry::Default().GetCounter(
@@ -38,7 +38,7 @@ bool PublicFaultDesk::SetConfig(PublicFaultConfig config, std::string text, std:
   config_text_ = std::move(text);
   config_source_ = std::move(source);
   cache_.SetResources(config_.resources, NowMs());
-  LogInfo(kComponent, "public fault configuration applied",
+  LogInfo(kPublicFaultDeskLog, "public fault configuration applied",
           {{"resources", config_.resources.size()},
            {"codes", config_.level_of_code.size()},
            {"source", config_source_}});
@@ -85,7 +85,7 @@ PublicFaultDesk::Outcome PublicFaultDesk::Apply(const PublicFaultRequest& reques
     verdict.info = std::string(kPubFaultRateLimitedInfo);
     PublicFaultRequests(source, verdict.code).Increment();
     FaultCentreRejected("public-fault", "rate_limited").Increment();
-    LogWarn(kComponent, "public fault request rate limited",
+    LogWarn(kPublicFaultDeskLog, "public fault request rate limited",
             {{"source", source}, {"resource", request.resource}, {"id", request.id}});
     return out;
   }
@@ -93,12 +93,12 @@ PublicFaultDesk::Outcome PublicFaultDesk::Apply(const PublicFaultRequest& reques
   PublicFaultRequests(source, verdict.code).Increment();
   for (const std::string& d : verdict.dropped) {
     FaultCentreRejected("public-fault", "invalid_entry").Increment();
-    LogWarn(kComponent, "public fault dropped",
+    LogWarn(kPublicFaultDeskLog, "public fault dropped",
             {{"source", source}, {"id", request.id}, {"reason", d}});
   }
   if (verdict.code != kPubFaultOk) {
     FaultCentreRejected("public-fault", "invalid").Increment();
-    LogWarn(kComponent, "public fault request rejected",
+    LogWarn(kPublicFaultDeskLog, "public fault request rejected",
             {{"source", source}, {"id", request.id}, {"info", verdict.info}});
     return out;
   }
@@ -106,7 +106,7 @@ PublicFaultDesk::Outcome PublicFaultDesk::Apply(const PublicFaultRequest& reques
   out.changed_nodes = cache_.Apply(request.resource, verdict.accepted, now, &full);
   if (full > 0) {
     FaultCentreRejected("public-fault", "cache_full").Increment(full);
-    LogWarn(kComponent, "public fault cache full", {{"dropped", full}});
+    LogWarn(kPublicFaultDeskLog, "public fault cache full", {{"dropped", full}});
   }
   out.next_expiry_ms = cache_.NextDue();
   MarkStatisticDirty(&out);
@@ -163,7 +163,7 @@ void PublicFaultDesk::LoadStatistic() {
   auto data = ConfigMapStringData(*stat);
   absl::MutexLock lock(&mu_);
   if (absl::Status s = cache_.LoadStatistic(data["PublicFaults"], NowMs()); !s.ok()) {
-    LogWarn(kComponent, "statistic-fault-info not loaded", {{"error", s}});
+    LogWarn(kPublicFaultDeskLog, "statistic-fault-info not loaded", {{"error", s}});
   }
   size_gauge_.Set(static_cast<double>(cache_.Size()));
 }
@@ -197,7 +197,7 @@ std::optional<absl::Duration> PublicFaultDesk::WriteStatistic() {
     s = WriteWholeConfigMap(store_, kStatisticNamespace, std::string(kStatisticName), data, labels);
   }
   if (!s.ok()) {
-    LogWarn(kComponent, "writing statistic-fault-info failed", {{"error", s}});
+    LogWarn(kPublicFaultDeskLog, "writing statistic-fault-info failed", {{"error", s}});
     absl::MutexLock lock(&mu_);
     statistic_dirty_ = true;
     return absl::Seconds(1);

@@ -75,7 +75,7 @@ bool IncludeLevel(int64_t level, std::string port_type, std::string_view label) 
   return true;
 }
 
-std::string Upper(std::string_view s) {
+std::string TrimmedUpper(std::string_view s) {
   std::string out;
   size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -121,7 +121,7 @@ void AppendRankListV2(const std::vector<UsedPod>& used, std::string_view scale_o
     }
   }
   if (ranks.empty()) return;
-  const std::string label = Upper(scale_out_label);
+  const std::string label = TrimmedUpper(scale_out_label);
   const std::string port = ChoosePortType(offered, label);
   for (Pending& p : ranks) {
     for (int64_t level : {2, 3}) {

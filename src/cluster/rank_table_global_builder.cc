@@ -4,13 +4,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 
 namespace clusterd::cluster {
 namespace {
 
 using model::GlobalRankTable;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::StatusOr<GlobalRankTable::Group> PodGroupOf(std::string_view job_id, std::string_view role,
                                                   const char* group_id,

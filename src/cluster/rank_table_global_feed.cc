@@ -11,7 +11,7 @@
 namespace clusterd::cluster {
 namespace {
 
-constexpr char kComponent[] = "global-rank-table";
+constexpr char kRankTableGlobalFeedLog[] = "global-rank-table";
 constexpr std::string_view kConsumerSelector = "mx-consumer-cim=true";
 
 Counter& GenerationCounter(std::string_view result) {
@@ -163,18 +163,18 @@ runtime::Result GlobalRankTableFeed::Reconcile(const std::string& job_id, int re
   }
   if (status.ok()) {
     pushed_.Increment();
-    LogInfo(kComponent, "global rank table pushed",
+    LogInfo(kRankTableGlobalFeedLog, "global rank table pushed",
             {{"job", job_id}, {"ranks", table->RankCount()}, {"groups", table->groups.size()}});
     return runtime::Result::Done();
   }
   if (retries >= options_.max_requeues) {
     dropped_.Increment();
-    LogWarn(kComponent, "global rank table request dropped after retries",
+    LogWarn(kRankTableGlobalFeedLog, "global rank table request dropped after retries",
             {{"job", job_id}, {"error", status}});
     return runtime::Result::Done();
   }
   failed_.Increment();
-  LogInfo(kComponent, "global rank table not delivered; will retry",
+  LogInfo(kRankTableGlobalFeedLog, "global rank table not delivered; will retry",
           {{"job", job_id}, {"error", status}});
   return runtime::Result::Retry(status);
 }

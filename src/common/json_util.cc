@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/json_quick_parse.h"
+#include "common/sv.h"
 
 namespace clusterd {
 namespace {
@@ -15,7 +16,6 @@ namespace {
 using nlohmann::ordered_json;
 
 // This Abseil's string_view is its own type, which StrCat accepts and std::string_view is not.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Byte offset (1-based, like the parser's) of the first bracket that opens nesting level
 // kMaxJsonDepth + 1, or 0. Brackets inside strings do not count.

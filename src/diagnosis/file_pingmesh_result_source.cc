@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "diagnosis/super_pod_topology.h"
 
 namespace clusterd::diagnosis {
@@ -15,10 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kCathelperFile[] = "cathelper.conf";
+constexpr char kCathelperFileName[] = "cathelper.conf";
 constexpr size_t kMaxCathelperBytes = 1 << 20;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::StatusOr<std::string> ReadFile(const fs::path& path, size_t max_bytes) {
   std::error_code ec;
@@ -54,7 +53,7 @@ std::string FilePingmeshResultSource::PodDir(const std::string& super_pod_id) co
 }
 
 absl::StatusOr<std::string> FilePingmeshResultSource::Cathelper(const std::string& super_pod_id) {
-  return ReadFile(fs::path(PodDir(super_pod_id)) / kCathelperFile, kMaxCathelperBytes);
+  return ReadFile(fs::path(PodDir(super_pod_id)) / kCathelperFileName, kMaxCathelperBytes);
 }
 
 bool FilePingmeshResultSource::HasTopology(const std::string& super_pod_id) {

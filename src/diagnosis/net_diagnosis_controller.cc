@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "diagnosis/file_pingmesh_result_source.h"
 #include "diagnosis/net_topology.h"
 
@@ -21,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-constexpr std::string_view kComponent = "netfault";
+constexpr std::string_view kNetDiagnosisControllerLog = "netfault";
 constexpr char kRootKey[] = "root";
 constexpr char kConfigKey[] = "config";
 constexpr char kTopologyKey[] = "topology";
@@ -31,9 +32,7 @@ constexpr char kCathelperFile[] = "cathelper.conf";
 constexpr char kNetworkFaultFile[] = "network_fault.json";
 constexpr std::string_view kPingListPrefix = "ping_list_";
 
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-Counter& Rounds() {
+Counter& NetDiagnosisRounds() {
   return MetricsRegistry::Default().GetCounter("clusterd_netfault_rounds_total",
                                                "Slow-network detection rounds (per super pod).");
 }
@@ -259,7 +258,7 @@ std::optional<absl::Time> NetDiagnosisController::CheckRoot() {
   if (!ok || ec) {
     ++root_failures_;
     if (root_failures_ <= options_.root_failures_logged) {
-      LogWarn(kComponent,
+      LogWarn(kNetDiagnosisControllerLog,
               "RAS_NET_ROOT_PATH is not a usable directory; slow-network detection idles",
               {{"root", options_.root},
                {"error", ec ? ec.message() : std::string("missing")},
@@ -268,7 +267,8 @@ std::optional<absl::Time> NetDiagnosisController::CheckRoot() {
     return clock_.Now() + options_.root_poll;
   }
   if (root_failures_ > 0) {
-    LogInfo(kComponent, "RAS_NET_ROOT_PATH is available", {{"root", options_.root}});
+    LogInfo(kNetDiagnosisControllerLog, "RAS_NET_ROOT_PATH is available",
+            {{"root", options_.root}});
   }
   root_failures_ = 0;
   root_ready_ = true;
@@ -283,7 +283,7 @@ absl::Status NetDiagnosisController::ReconcileConfig() {
   auto cm = store_.Get(key);
   if (!cm.ok()) {
     if (!absl::IsNotFound(cm.status())) {
-      LogWarn(kComponent, "cannot read pingmesh-config", {{"error", cm.status()}});
+      LogWarn(kNetDiagnosisControllerLog, "cannot read pingmesh-config", {{"error", cm.status()}});
       return cm.status();  // retried with back-off
     }
     return absl::OkStatus();  // §7.1: a deletion does nothing
@@ -309,7 +309,8 @@ absl::Status NetDiagnosisController::ReconcileConfig() {
   if (!parsed.ok()) {
     RejectedConfigs().Increment();
     config_error_ = std::string(parsed.status().message());
-    LogWarn(kComponent, "invalid pingmesh-config update ignored", {{"reason", config_error_}});
+    LogWarn(kNetDiagnosisControllerLog, "invalid pingmesh-config update ignored",
+            {{"reason", config_error_}});
     return absl::OkStatus();
   }
   // A repeated configuration (resync, the root appearing) is applied again quietly: every step
@@ -319,13 +320,13 @@ absl::Status NetDiagnosisController::ReconcileConfig() {
   config_error_.clear();
   const bool on = DetectionOn();
   if (!same) {
-    LogInfo(kComponent, "pingmesh-config accepted",
+    LogInfo(kNetDiagnosisControllerLog, "pingmesh-config accepted",
             {{"detection", on ? "on" : "off"}, {"entries", static_cast<int64_t>(config_->size())}});
   }
   if (!root_ready_) return absl::OkStatus();  // idles; applied once the root appears
   if (on && !started_once_) {
     started_once_ = true;
-    LogInfo(kComponent, "slow-network analysis controller started");
+    LogInfo(kNetDiagnosisControllerLog, "slow-network analysis controller started");
   }
   if (started_once_) {
     WriteCathelpers();  // netFault=off for every super pod when all off
@@ -341,7 +342,8 @@ void NetDiagnosisController::WriteCathelpers() {
     const std::string text = RenderCathelperConf(CathelperFor(EffectiveEntry(*config_, id)));
     absl::Status st = WriteFileAtomic(fs::path(PodDir(id)) / kCathelperFile, text);
     if (!st.ok()) {
-      LogWarn(kComponent, "cannot write cathelper.conf", {{"superPod", id}, {"error", st}});
+      LogWarn(kNetDiagnosisControllerLog, "cannot write cathelper.conf",
+              {{"superPod", id}, {"error", st}});
       auto& p = pods_[id];
       if (!p) {
         p = std::make_unique<Pod>();
@@ -365,18 +367,18 @@ void NetDiagnosisController::WriteRoce() {
   if (st.ok()) st = WriteFileAtomic(dir / kCathelperFile, conf);
   if (!st.ok()) {
     TopologyWrites("error").Increment();
-    LogWarn(kComponent, "cannot write the RoCE files", {{"error", st}});
+    LogWarn(kNetDiagnosisControllerLog, "cannot write the RoCE files", {{"error", st}});
     return;  // tried again on the next accepted configuration or topology change
   }
   roce_written_ = list + conf;
-  LogInfo(kComponent, "RoCE super-pod list written",
+  LogInfo(kNetDiagnosisControllerLog, "RoCE super-pod list written",
           {{"superPods", static_cast<int64_t>(ids.size())}});
 }
 
 std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
   auto list = store_.List(store::kNodes, store::ListOptions{});
   if (!list.ok()) {
-    LogWarn(kComponent, "cannot list nodes", {{"error", list.status()}});
+    LogWarn(kNetDiagnosisControllerLog, "cannot list nodes", {{"error", list.status()}});
     return clock_.Now() + options_.topology_tick;
   }
   std::vector<std::string> problems;
@@ -384,7 +386,7 @@ std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
   if (problems != topology_problems_) {
     for (const std::string& why : problems) {
       BadTopology().Increment();
-      LogWarn(kComponent, "A5 network path refused; the NPU is analysed NPU-direct",
+      LogWarn(kNetDiagnosisControllerLog, "A5 network path refused; the NPU is analysed NPU-direct",
               {{"reason", why}});
     }
     topology_problems_ = std::move(problems);
@@ -433,7 +435,7 @@ std::optional<absl::Time> NetDiagnosisController::PublishTopology() {
       continue;
     }
     TopologyWrites("error").Increment();
-    LogWarn(kComponent, "super-pod topology not published; retried",
+    LogWarn(kNetDiagnosisControllerLog, "super-pod topology not published; retried",
             {{"superPod", id}, {"error", st}});
     auto& p = pods_[id];
     if (!p) {
@@ -464,7 +466,8 @@ absl::Status NetDiagnosisController::PublishPod(const std::string& id, const Sup
     std::error_code ec;
     fs::remove(json_path, ec);
     published_hash_.erase(id);
-    LogInfo(kComponent, "super pod has no node left; topology removed", {{"superPod", id}});
+    LogInfo(kNetDiagnosisControllerLog, "super pod has no node left; topology removed",
+            {{"superPod", id}});
     return absl::OkStatus();
   }
   store::Object want = SuperPodConfigMap(*pod);
@@ -493,7 +496,7 @@ absl::Status NetDiagnosisController::PublishPod(const std::string& id, const Sup
     return st;
   }
   published_hash_[id] = SuperPodContentHash(*pod);
-  LogInfo(kComponent, "super-pod topology published",
+  LogInfo(kNetDiagnosisControllerLog, "super-pod topology published",
           {{"superPod", id}, {"nodes", static_cast<int64_t>(pod->nodes.size())}});
   return absl::OkStatus();
 }
@@ -555,7 +558,8 @@ void NetDiagnosisController::StartDetection(Pod& pod, const CathelperConf& conf)
         WriteFileAtomic(path, PingList(topo, node, options_.ping_packet_size).dump(2));
     if (!st.ok()) {
       pod.last_error = std::string(st.message());
-      LogWarn(kComponent, "cannot write ping list", {{"superPod", pod.id}, {"error", st}});
+      LogWarn(kNetDiagnosisControllerLog, "cannot write ping list",
+              {{"superPod", pod.id}, {"error", st}});
       continue;
     }
     pod.ping_lists.push_back(path);
@@ -571,14 +575,14 @@ void NetDiagnosisController::StartDetection(Pod& pod, const CathelperConf& conf)
   if (!paths.ok()) {
     BadTopology().Increment();
     pod.last_error = std::string(paths.status().message());
-    LogWarn(kComponent, "A5 topology refused; the super pod is analysed NPU-direct",
+    LogWarn(kNetDiagnosisControllerLog, "A5 topology refused; the super pod is analysed NPU-direct",
             {{"superPod", pod.id}, {"reason", paths.status()}});
   }
   pod.detector =
       std::make_unique<SuperPodNetDetector>(pod.id, conf, paths.ok() ? *paths : NetTopology{});
   pod.rounds = 0;
   pod.log_entries = 0;
-  LogInfo(kComponent, "slow-network detection starts",
+  LogInfo(kNetDiagnosisControllerLog, "slow-network detection starts",
           {{"superPod", pod.id},
            {"period", conf.period},
            {"servers", static_cast<int64_t>(pod.ping_lists.size())}});
@@ -595,7 +599,8 @@ void NetDiagnosisController::StopDetection(Pod& pod, const std::string& reason) 
   pod.detecting = false;
   pod.detector.reset();
   pod.next_round = absl::InfinitePast();
-  LogInfo(kComponent, "slow-network detection stops", {{"superPod", pod.id}, {"reason", reason}});
+  LogInfo(kNetDiagnosisControllerLog, "slow-network detection stops",
+          {{"superPod", pod.id}, {"reason", reason}});
 }
 
 std::optional<absl::Time> NetDiagnosisController::RoundOf(const std::string& id) {
@@ -639,7 +644,7 @@ std::optional<absl::Time> NetDiagnosisController::RoundOf(const std::string& id)
   }
   if (!problems.empty()) {
     pod.last_error = problems.front();
-    LogWarn(kComponent, "ping result problems",
+    LogWarn(kNetDiagnosisControllerLog, "ping result problems",
             {{"superPod", id},
              {"count", static_cast<int64_t>(problems.size())},
              {"first", problems.front()}});
@@ -648,9 +653,9 @@ std::optional<absl::Time> NetDiagnosisController::RoundOf(const std::string& id)
   const int64_t analysed_before = pod.detector->rounds();
   std::vector<NetAlarm> alarms = pod.detector->Round(rows, now, suppression_);
   ++pod.rounds;
-  Rounds().Increment();
+  NetDiagnosisRounds().Increment();
   if (pod.detector->rounds() == analysed_before) {
-    LogDebug(kComponent, "slow-network window not full yet",
+    LogDebug(kNetDiagnosisControllerLog, "slow-network window not full yet",
              {{"superPod", id}, {"rows", static_cast<int64_t>(rows.size())}});
     return pod.next_round;
   }
@@ -660,12 +665,13 @@ std::optional<absl::Time> NetDiagnosisController::RoundOf(const std::string& id)
     pod.last_error = std::string(st.message());
   }
   if (alarms.empty()) {
-    LogDebug(kComponent, "slow-network round: no alarm", {{"superPod", id}});
+    LogDebug(kNetDiagnosisControllerLog, "slow-network round: no alarm", {{"superPod", id}});
     return pod.next_round;
   }
   Json list = Json::array();
   for (const NetAlarm& a : alarms) list.push_back(a.ToJson());
-  LogInfo(kComponent, absl::StrCat("super pod ", id, " network fault detected: ", list.dump()),
+  LogInfo(kNetDiagnosisControllerLog,
+          absl::StrCat("super pod ", id, " network fault detected: ", list.dump()),
           {{"superPod", id}, {"alarms", static_cast<int64_t>(alarms.size())}});
   Alarms().Increment(alarms.size());
   pod.alarms_total += static_cast<int64_t>(alarms.size());
@@ -684,7 +690,7 @@ bool NetDiagnosisController::FlushReports() {
     auto pod = pods_.find(p.super_pod_id);
     if (st.ok()) {
       FaultReports("sent").Increment();
-      LogInfo(kComponent, "slow-network public fault sent",
+      LogInfo(kNetDiagnosisControllerLog, "slow-network public fault sent",
               {{"superPod", p.super_pod_id}, {"request", p.report.ToJson().dump()}});
       if (pod != pods_.end())
         pod->second->faults_sent += static_cast<int64_t>(p.report.faults.size());
@@ -694,13 +700,13 @@ bool NetDiagnosisController::FlushReports() {
     if (pod != pods_.end()) pod->second->last_error = std::string(st.message());
     if (++p.attempts >= options_.max_retries) {
       FaultReports("dropped").Increment();
-      LogError(kComponent, "slow-network public fault dropped after retries",
+      LogError(kNetDiagnosisControllerLog, "slow-network public fault dropped after retries",
                {{"superPod", p.super_pod_id}, {"error", st}});
       reports_.pop_front();
       continue;
     }
     FaultReports("retry").Increment();
-    LogWarn(kComponent, "slow-network public fault not accepted; retried",
+    LogWarn(kNetDiagnosisControllerLog, "slow-network public fault not accepted; retried",
             {{"superPod", p.super_pod_id},
              {"attempt", static_cast<int64_t>(p.attempts)},
              {"error", st}});

@@ -11,13 +11,13 @@
 #include "common/canonical_json.h"
 #include "common/check_code.h"
 #include "common/json_util.h"
+#include "common/sv.h"
 #include "diagnosis/net_topology.h"
 
 namespace clusterd::diagnosis {
 namespace {
 
 using Json = nlohmann::ordered_json;
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 double Round3(double v) { return std::round(v * 1000) / 1000; }
 

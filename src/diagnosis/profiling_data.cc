@@ -11,11 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/json_util.h"
+#include "common/sv.h"
 
 namespace clusterd::diagnosis {
 namespace {
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Lines of a CSV text. An unterminated last line is still being written (the parser appends
 // whole lines), so it is dropped and reported through `truncated`.

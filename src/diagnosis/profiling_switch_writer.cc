@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "diagnosis/slow_node_controller.h"
 #include "nlohmann/json.hpp"
 
@@ -16,8 +17,6 @@ constexpr std::string_view kDataTracePrefix = "data-trace-";
 constexpr std::string_view kProfilingSwitchKey = "profilingSwitch";
 constexpr std::string_view kOn = "on";
 constexpr std::string_view kOff = "off";
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 }  // namespace
 

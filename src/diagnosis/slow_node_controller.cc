@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "diagnosis/file_profiling_data_source.h"
 #include "diagnosis/slow_node_context.h"
 #include "model/pod_group_info.h"
@@ -18,13 +19,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::string_view kComponent = kSlowNodeLogComponent;
+constexpr std::string_view kSlowNodeControllerLog = kSlowNodeLogComponent;
 constexpr std::string_view kCmKeyPrefix = "cm/";
 constexpr std::string_view kJobKeyPrefix = kSlowNodeJobKeyPrefix;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-Counter& BadInput(std::string_view kind) { return SlowNodeBadInput(kind); }
 
 std::string JobKey(const std::string& ns, const std::string& name) {
   return SlowNodeJobKey(ns, name);
@@ -140,8 +137,8 @@ absl::Status SlowNodeController::Resync() {
 
 void SlowNodeController::ObserveJob(const SlowNodeJob& job) {
   if (!ValidJobId(job.job_id)) {
-    BadInput("job-id").Increment();
-    LogWarn(kComponent, "job summary with an invalid job id ignored",
+    SlowNodeBadInput("job-id").Increment();
+    LogWarn(kSlowNodeControllerLog, "job summary with an invalid job id ignored",
             {{"job", JobKey(job.ns, job.name)}, {"jobId", job.job_id}});
     return;
   }
@@ -197,14 +194,15 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
   auto cm = store_.Get({std::string(store::kConfigMaps), ns, name});
   if (!cm.ok()) {
     if (cm.status().code() != absl::StatusCode::kNotFound) {
-      LogWarn(kComponent, "cannot read slow-node ConfigMap",
+      LogWarn(kSlowNodeControllerLog, "cannot read slow-node ConfigMap",
               {{"configmap", cm_key}, {"error", cm.status()}});
       return runtime::Result::Retry(cm.status());
     }
     invalid_cms_.erase(cm_key);
     PublishView(cm_key, nullptr);
     drop_context("ConfigMap deleted");
-    LogInfo(kComponent, "slow-node ConfigMap deleted, detection stopped", {{"configmap", cm_key}});
+    LogInfo(kSlowNodeControllerLog, "slow-node ConfigMap deleted, detection stopped",
+            {{"configmap", cm_key}});
     return runtime::Result::Done();
   }
   std::string text;
@@ -219,8 +217,8 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
                                  text, absl::StrCat("configmap ", cm_key, " ", Sv(kFeatConfKey)));
   if (!conf.ok()) {
     const std::string reason(conf.status().message());
-    BadInput("featconf").Increment();
-    LogWarn(kComponent, "invalid slow-node FeatConf, detection not started",
+    SlowNodeBadInput("featconf").Increment();
+    LogWarn(kSlowNodeControllerLog, "invalid slow-node FeatConf, detection not started",
             {{"configmap", cm_key}, {"reason", reason}});
     invalid_cms_[cm_key] = reason;
     drop_context("FeatConf became invalid");
@@ -236,7 +234,7 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
   if (existing != job_of_cm_.end() && existing->second != job_key) drop_context("job changed");
   auto cit = contexts_.find(job_key);
   if (cit != contexts_.end() && cit->second->cm_key != cm_key) {
-    LogWarn(kComponent, "a slow-node ConfigMap for this job already exists; ignored",
+    LogWarn(kSlowNodeControllerLog, "a slow-node ConfigMap for this job already exists; ignored",
             {{"configmap", cm_key}, {"job", job_key}, {"owner", cit->second->cm_key}});
     return runtime::Result::Done();
   }
@@ -245,7 +243,8 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
     if (!ctx.conf.SameThresholds(c)) {
       // Thresholds apply at once (the original waits for the CM to be re-created).
       if (ctx.running) StopDetection(ctx, false, "thresholds changed");
-      LogInfo(kComponent, "slow-node thresholds changed, detection restarts", {{"job", job_key}});
+      LogInfo(kSlowNodeControllerLog, "slow-node thresholds changed, detection restarts",
+              {{"job", job_key}});
     }
     ctx.conf = c;
   } else {
@@ -255,7 +254,7 @@ runtime::Result SlowNodeController::ReconcileConfigMap(const std::string& ns,
     ctx->conf = c;
     contexts_[job_key] = std::move(ctx);
     job_of_cm_[cm_key] = job_key;
-    LogInfo(kComponent, "slow-node detection configured",
+    LogInfo(kSlowNodeControllerLog, "slow-node detection configured",
             {{"configmap", cm_key}, {"job", job_key}, {"slowNode", c.slow_node}});
   }
   // The job's own timer (its next round, its readiness poll) belongs to the job's key: its

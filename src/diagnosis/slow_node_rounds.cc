@@ -16,11 +16,9 @@
 namespace clusterd::diagnosis {
 namespace {
 
-constexpr std::string_view kComponent = kSlowNodeLogComponent;
+constexpr std::string_view kSlowNodeRoundsLog = kSlowNodeLogComponent;
 
-Counter& BadInput(std::string_view kind) { return SlowNodeBadInput(kind); }
-
-Counter& Rounds() {
+Counter& SlowNodeRounds() {
   return MetricsRegistry::Default().GetCounter("clusterd_diagnosis_rounds_total",
                                                "Cluster-level slow-node detection rounds.");
 }
@@ -144,7 +142,7 @@ void SlowNodeController::StartDetection(Context& ctx, const SlowNodeJob& job) {
   ctx.degradation = {};
 
   ComputeLayout(ctx);
-  LogInfo(kComponent, "slow-node detection starts",
+  LogInfo(kSlowNodeRoundsLog, "slow-node detection starts",
           {{"job", ctx.key},
            {"jobId", job.job_id},
            {"ranks", static_cast<int64_t>(ctx.rank_views.size())}});
@@ -161,7 +159,7 @@ void SlowNodeController::StopDetection(Context& ctx, bool job_completed,
                                        const std::string& reason) {
   if (!ctx.running) return;
   if (!job_completed) SwitchProfiling(ctx, NoProfiling());
-  LogInfo(kComponent, "slow-node detection stops", {{"job", ctx.key}, {"reason", reason}});
+  LogInfo(kSlowNodeRoundsLog, "slow-node detection stops", {{"job", ctx.key}, {"reason", reason}});
   ctx.running = false;
   ctx.step = 0;
   ctx.reason = reason;
@@ -219,7 +217,7 @@ void SlowNodeController::CheckInitialProfiling(Context& ctx) {
     ctx.step = 2;
     ctx.state = "detecting";
     ctx.next_round = now;  // first detection at once
-    LogInfo(kComponent, "initial profiling finished, cluster detection starts",
+    LogInfo(kSlowNodeRoundsLog, "initial profiling finished, cluster detection starts",
             {{"job", ctx.key},
              {"nodes", static_cast<int64_t>(ctx.ready_nodes.size())},
              {"of", static_cast<int64_t>(ctx.nodes.size())}});
@@ -252,7 +250,7 @@ void SlowNodeController::DetectionRound(Context& ctx) {
       auto groups = ParseParallelGroups(file->text, file->name);
       if (!groups.ok()) {
         problems.push_back(std::string(groups.status().message()));
-        BadInput("parallel-group").Increment();
+        SlowNodeBadInput("parallel-group").Increment();
         ctx.rank_views[r].result = "no data";
         continue;
       }
@@ -277,14 +275,14 @@ void SlowNodeController::DetectionRound(Context& ctx) {
         v.result = "waiting";
       }
       if (det.stalled) {
-        LogError(kComponent,
+        LogError(kSlowNodeRoundsLog,
                  absl::StrCat("rank ", rank, " is not update or training complete or blocked!"),
                  {{"job", ctx.key}});
       }
     }
     if (round.outcome != NodeRoundOutcome::kRan) continue;
     if (round.result.is_slow) {
-      LogInfo(kComponent,
+      LogInfo(kSlowNodeRoundsLog,
               absl::StrCat("detected node: ", node, " is degradation, slow rank ids: ",
                            GoIntSlice(round.result.slow_calculate_ranks)),
               {{"job", ctx.key}});
@@ -293,20 +291,21 @@ void SlowNodeController::DetectionRound(Context& ctx) {
   }
   if (!problems.empty()) {
     ctx.reason = problems.front();
-    LogWarn(kComponent, "slow-node input problems",
+    LogWarn(kSlowNodeRoundsLog, "slow-node input problems",
             {{"job", ctx.key},
              {"count", static_cast<int64_t>(problems.size())},
              {"first", problems.front()}});
   }
   if (results.empty()) return;  // no node produced a new result: the cluster round is skipped
   ++ctx.rounds;
-  Rounds().Increment();
+  SlowNodeRounds().Increment();
   ClusterResult result = MergeNodeResults(results, ctx.global_groups);
   const std::string rendered = result.ToJson(ctx.job.job_id, options_.reporter_ip).dump();
   if (result.is_slow) {
-    LogInfo(kComponent, absl::StrCat("[SLOWNODE ALGO]Cluster detection result:", rendered));
+    LogInfo(kSlowNodeRoundsLog, absl::StrCat("[SLOWNODE ALGO]Cluster detection result:", rendered));
   } else {
-    LogDebug(kComponent, absl::StrCat("[SLOWNODE ALGO]Cluster detection result:", rendered));
+    LogDebug(kSlowNodeRoundsLog,
+             absl::StrCat("[SLOWNODE ALGO]Cluster detection result:", rendered));
   }
   ctx.last_result = result;
   const DegradationState before = ctx.degradation;
@@ -329,15 +328,16 @@ void SlowNodeController::Execute(Context& ctx, const DegradationAction& action,
       if (!SwitchProfiling(ctx, LightProfiling())) ctx.degradation.heavy_profiling = true;
       break;
     case DegradationActionKind::kLogConfirmed:
-      LogInfo(kComponent,
+      LogInfo(kSlowNodeRoundsLog,
               absl::StrCat("jobId=", ctx.job.job_id, " in cluster got degradation, slow rank ids: ",
                            GoIntSlice(action.ranks)),
               {{"job", ctx.key}});
       break;
     case DegradationActionKind::kLogAlreadyDegraded:
-      LogInfo(kComponent, absl::StrCat("jobId=", ctx.job.job_id,
-                                       " in cluster got degradation, no need to start heavy "
-                                       "profiling"));
+      LogInfo(kSlowNodeRoundsLog,
+              absl::StrCat("jobId=", ctx.job.job_id,
+                           " in cluster got degradation, no need to start heavy "
+                           "profiling"));
       break;
     case DegradationActionKind::kReportSlow:
     case DegradationActionKind::kReportRecovery: {
@@ -356,7 +356,7 @@ bool SlowNodeController::SwitchProfiling(Context& ctx, const model::ProfilingSwi
   absl::Status st = switcher_->SetProfiling(ctx.job, value);
   if (st.ok()) return true;
   SwitchFailures().Increment();
-  LogWarn(kComponent, "profiling switch failed", {{"job", ctx.key}, {"error", st}});
+  LogWarn(kSlowNodeRoundsLog, "profiling switch failed", {{"job", ctx.key}, {"error", st}});
   return false;
 }
 
@@ -367,14 +367,14 @@ void SlowNodeController::FlushReports(Context& ctx) {
     absl::Status st = sink_.SendPublicFault(p.report);
     if (st.ok()) {
       FaultsReported(code, "sent").Increment();
-      LogInfo(kComponent, "slow-node public fault sent",
+      LogInfo(kSlowNodeRoundsLog, "slow-node public fault sent",
               {{"job", ctx.key}, {"code", code}, {"request", p.report.ToJson().dump()}});
       ctx.reports.pop_front();
       continue;
     }
     if (++p.attempts >= options_.max_retries) {
       FaultsReported(code, "dropped").Increment();
-      LogError(kComponent, "slow-node public fault dropped after retries",
+      LogError(kSlowNodeRoundsLog, "slow-node public fault dropped after retries",
                {{"job", ctx.key}, {"code", code}, {"error", st}});
       ctx.reports.pop_front();
       continue;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json_util.h"
+#include "common/sv.h"
 
 namespace clusterd::faults {
 namespace {

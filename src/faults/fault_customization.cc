@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/json_util.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 #include "model/go_json.h"
 
 namespace clusterd::faults {

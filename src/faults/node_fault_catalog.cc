@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json_util.h"
+#include "common/sv.h"
 #include "faults/hex_code.h"
 #include "model/node_info.h"
 #include "model/switch_info.h"

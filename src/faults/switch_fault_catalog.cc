@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/json_util.h"
+#include "common/sv.h"
 #include "faults/hex_code.h"
 #include "model/switch_info.h"
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "model/pod_device_allocation.h"
 #include "nlohmann/json.hpp"
 
@@ -15,8 +16,6 @@ namespace clusterd::model {
 namespace {
 
 using nlohmann::ordered_json;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 constexpr std::string_view kResourceType = "ResourceType";
 constexpr std::string_view kDevicePublicType = "DevicePublicType";

@@ -4,11 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/sv.h"
 
 namespace clusterd::model::go_json {
 namespace {
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::Status WrongType(std::string_view what, const Json& value, std::string_view want) {
   return absl::InvalidArgumentError(

@@ -9,15 +9,15 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const Json* Child(const Json& obj, std::string_view key) {
+const Json* Member(const Json& obj, std::string_view key) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(key);
   return it == obj.end() ? nullptr : &*it;
 }
 
-std::map<std::string, std::string> StringMapAt(const Json& obj, std::string_view key) {
+std::map<std::string, std::string> StringMapMember(const Json& obj, std::string_view key) {
   std::map<std::string, std::string> out;
-  const Json* v = Child(obj, key);
+  const Json* v = Member(obj, key);
   if (v == nullptr || !v->is_object()) return out;
   for (const auto& [k, value] : v->items()) {
     if (value.is_string()) out[k] = value.get<std::string>();
@@ -58,26 +58,26 @@ std::string ResourceTypeOf(const Json& min_resources, const DeviceNaming& naming
 
 absl::StatusOr<PodGroupInfo> PodGroupInfoFromObject(const Json& pg, const DeviceNaming& naming) {
   PodGroupInfo info;
-  const Json* md = Child(pg, "metadata");
-  const Json* name = md == nullptr ? nullptr : Child(*md, "name");
+  const Json* md = Member(pg, "metadata");
+  const Json* name = md == nullptr ? nullptr : Member(*md, "name");
   if (name == nullptr || !name->is_string() || name->get<std::string>().empty()) {
     return absl::InvalidArgumentError("podgroup has no metadata.name");
   }
   info.name = name->get<std::string>();
-  if (const Json* ns = Child(*md, "namespace"); ns != nullptr && ns->is_string()) {
+  if (const Json* ns = Member(*md, "namespace"); ns != nullptr && ns->is_string()) {
     info.ns = ns->get<std::string>();
   }
-  if (const Json* uid = Child(*md, "uid"); uid != nullptr && uid->is_string()) {
+  if (const Json* uid = Member(*md, "uid"); uid != nullptr && uid->is_string()) {
     info.uid = uid->get<std::string>();
   }
-  info.labels = StringMapAt(*md, "labels");
-  info.annotations = StringMapAt(*md, "annotations");
+  info.labels = StringMapMember(*md, "labels");
+  info.annotations = StringMapMember(*md, "annotations");
   info.controller = ControllerOwnerOf(pg);
-  if (const Json* spec = Child(pg, "spec"); spec != nullptr) {
-    if (const Json* mm = Child(*spec, "minMember"); mm != nullptr && mm->is_number_integer()) {
+  if (const Json* spec = Member(pg, "spec"); spec != nullptr) {
+    if (const Json* mm = Member(*spec, "minMember"); mm != nullptr && mm->is_number_integer()) {
       info.min_member = mm->get<int64_t>();
     }
-    if (const Json* mr = Child(*spec, "minResources"); mr != nullptr && !mr->is_null()) {
+    if (const Json* mr = Member(*spec, "minResources"); mr != nullptr && !mr->is_null()) {
       info.resource_type = ResourceTypeOf(*mr, naming);
     }
   }

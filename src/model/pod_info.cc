@@ -7,13 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/canonical_json.h"
+#include "common/sv.h"
 
 namespace clusterd::model {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 const Json* Child(const Json& obj, std::string_view key) {
   if (!obj.is_object()) return nullptr;

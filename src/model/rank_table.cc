@@ -3,12 +3,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/canonical_json.h"
+#include "common/sv.h"
 #include "model/go_json.h"
 
 namespace clusterd::model {
 namespace {
-
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 void AppendField(std::string* out, std::string_view key, std::string_view value, bool& first) {
   if (!first) out->push_back(',');

@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/canonical_json.h"
-#include "recovery/sv.h"
+#include "common/sv.h"
 
 namespace clusterd::recovery {
 namespace {

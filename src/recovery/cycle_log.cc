@@ -13,7 +13,7 @@
 namespace clusterd::recovery {
 namespace {
 
-constexpr char kComponent[] = "recovery";
+constexpr char kRecoveryCycleLog[] = "recovery";
 
 std::string Outcome(const std::string& status) {
   if (status.empty()) return "ended";
@@ -49,7 +49,7 @@ void EndCycle(std::string_view job, const JobRecovery& after, std::string_view r
                     {1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600},
                     {{"strategy", strategy}, {"outcome", outcome}})
       .Observe(seconds);
-  LogInfo(kComponent, "recovery cycle ended",
+  LogInfo(kRecoveryCycleLog, "recovery cycle ended",
           {{"job", std::string(job)},
            {"job_id", after.job_id},
            {"cycle", cycle->uuid},
@@ -89,7 +89,7 @@ void LogCycleStep(std::string_view job, std::string_view before_decided, const J
   if (!after.uuid.empty() && after.uuid != cycle->uuid && cycle->started == absl::InfinitePast()) {
     cycle->started = now;
     cycle->uuid = after.uuid;
-    LogInfo(kComponent, "recovery cycle started",
+    LogInfo(kRecoveryCycleLog, "recovery cycle started",
             {{"job", std::string(job)},
              {"job_id", after.job_id},
              {"cycle", after.uuid},
@@ -99,15 +99,16 @@ void LogCycleStep(std::string_view job, std::string_view before_decided, const J
   if (cycle->started != absl::InfinitePast() && after.decided != before_decided &&
       !after.decided.empty()) {
     cycle->strategy = after.decided;
-    LogInfo(kComponent, "recovery strategy decided",
-            {{"job", std::string(job)},
-             {"job_id", after.job_id},
-             {"cycle", cycle->uuid},
-             {"strategy", after.decided},
-             {"platform", after.plat_strategy.empty() ? std::string("<none>") : after.plat_strategy},
-             {"offered", after.agent_strategies.empty() ? std::string("<none>")
-                                                        : absl::StrJoin(after.agent_strategies, ",")},
-             {"fault_ranks", FaultRanksText(after.caches.All())}});
+    LogInfo(
+        kRecoveryCycleLog, "recovery strategy decided",
+        {{"job", std::string(job)},
+         {"job_id", after.job_id},
+         {"cycle", cycle->uuid},
+         {"strategy", after.decided},
+         {"platform", after.plat_strategy.empty() ? std::string("<none>") : after.plat_strategy},
+         {"offered", after.agent_strategies.empty() ? std::string("<none>")
+                                                    : absl::StrJoin(after.agent_strategies, ",")},
+         {"fault_ranks", FaultRanksText(after.caches.All())}});
     if (observer != nullptr) observer->OnStrategyDecided(after.job_id, after.decided, now);
   }
 }

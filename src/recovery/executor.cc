@@ -8,18 +8,18 @@
 #include "common/canonical_json.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/sv.h"
 #include "recovery/cycle_log.h"
 #include "recovery/machine.h"
 #include "recovery/pod_group_index.h"
 #include "recovery/record.h"
 #include "recovery/side_effects.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {
 namespace {
 
-constexpr char kComponent[] = "recovery";
+constexpr char kExecutorLog[] = "recovery";
 
 Counter& NoteCounter(const std::string& kind) {
   return MetricsRegistry::Default().GetCounter(
@@ -178,13 +178,13 @@ absl::Status RecoveryExecutor::AddJob(const JobIdentity& id, const JobConfig& co
   if (record.ok()) {
     absl::StatusOr<JobRecovery> restored = RecordFromConfigMap(*record);
     if (!restored.ok()) {
-      LogWarn(kComponent, "recovery record ignored",
+      LogWarn(kExecutorLog, "recovery record ignored",
               {{"job", id.job_id}, {"error", restored.status()}});
       ErrorCounter("record_unreadable").Increment();
     } else if (restored->state != State::kInit) {
       state = *std::move(restored);
       resume = ResumeCommands(state);
-      LogInfo(kComponent, "recovery cycle resumed from its record",
+      LogInfo(kExecutorLog, "recovery cycle resumed from its record",
               {{"job", id.job_id}, {"state", StateName(state.state)}});
     }
     absl::MutexLock lock(&job->mu);
@@ -392,7 +392,7 @@ void RecoveryExecutor::RecordFailed(Job& job, const absl::Status& error) {
     d.durable = false;
     d.since = now;
     NotDurableJobs().Add(1);
-    LogError(kComponent, "recovery record not written: the job's signals and answers are held",
+    LogError(kExecutorLog, "recovery record not written: the job's signals and answers are held",
              {{"job", job.id.job_id},
               {"state", StateName(job.state.state)},
               {"error", error},
@@ -405,7 +405,7 @@ void RecoveryExecutor::RecordDurable(Job& job) {
   Durability& d = job.durability;
   if (d.durable) return;
   NotDurableJobs().Add(-1);
-  LogInfo(kComponent, "recovery record written: held signals and answers released",
+  LogInfo(kExecutorLog, "recovery record written: held signals and answers released",
           {{"job", job.id.job_id},
            {"failed_writes", d.failures},
            {"held_for", absl::FormatDuration(clock_.Now() - d.since)}});
@@ -432,7 +432,7 @@ bool RecoveryExecutor::WriteReset(const Job& job, const WriteResetConfig& write)
     if (done.ok()) return true;
     last = done.status();
   }
-  LogWarn(kComponent, "reset ConfigMap not written",
+  LogWarn(kExecutorLog, "reset ConfigMap not written",
           {{"job", job.id.job_id}, {"operation", ResetOperationName(write.op)}, {"error", last}});
   ErrorCounter("reset_config").Increment();
   return false;
@@ -447,7 +447,7 @@ bool RecoveryExecutor::Patch(const store::ObjectKey& key, const store::Object& p
     last = done.status();
     if (last.code() == absl::StatusCode::kNotFound) break;
   }
-  LogWarn(kComponent, "patch failed", {{"object", key.ToString()}, {"error", last}});
+  LogWarn(kExecutorLog, "patch failed", {{"object", key.ToString()}, {"error", last}});
   ErrorCounter(key.resource).Increment();
   return false;
 }
@@ -494,7 +494,7 @@ void RecoveryExecutor::WriteFaultJobInfo(const Job& job, const std::vector<int64
   if (!created.ok() && created.status().code() == absl::StatusCode::kAlreadyExists) {
     Patch(key, patch, 3);  // created by another job in between
   } else if (!created.ok()) {
-    LogWarn(kComponent, "fault-job-info not written",
+    LogWarn(kExecutorLog, "fault-job-info not written",
             {{"job", job_id}, {"error", created.status()}});
     ErrorCounter("fault_job_info").Increment();
   }
@@ -551,7 +551,7 @@ void RecoveryExecutor::Execute(Job& job, const Command& command) {
     absl::Status s =
         store_.Delete({std::string(store::kConfigMaps), job.id.ns, RecordConfigMapName(job_id)});
     if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-      LogWarn(kComponent, "recovery record not deleted", {{"job", job_id}, {"error", s}});
+      LogWarn(kExecutorLog, "recovery record not deleted", {{"job", job_id}, {"error", s}});
     }
     job.last_record.clear();
     // The controller itself goes once this strand has finished (see Drain callers).
@@ -559,7 +559,7 @@ void RecoveryExecutor::Execute(Job& job, const Command& command) {
     jobs_.erase(job_id);
   } else if (const auto* c = std::get_if<Note>(&command)) {
     NoteCounter(c->kind).Increment();
-    LogInfo(kComponent, c->message, {{"job", job_id}, {"kind", c->kind}});
+    LogInfo(kExecutorLog, c->message, {{"job", job_id}, {"kind", c->kind}});
   }
 }
 

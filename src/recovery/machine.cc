@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/check_code.h"
+#include "common/sv.h"
 #include "recovery/machine_run.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

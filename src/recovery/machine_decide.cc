@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "recovery/machine_run.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

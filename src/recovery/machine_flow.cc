@@ -6,8 +6,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "recovery/machine_run.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

@@ -2,8 +2,8 @@
 // requests (nic_switch.cc, stress_test.cc).
 
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "recovery/machine_run.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

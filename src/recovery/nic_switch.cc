@@ -1,8 +1,8 @@
 // §12 NIC switch, and the pause / continue steps it shares with the stress test (§13).
 
 #include "absl/strings/str_cat.h"
+#include "common/sv.h"
 #include "recovery/machine_run.h"
-#include "recovery/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

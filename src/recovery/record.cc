@@ -5,7 +5,7 @@
 #include "common/canonical_json.h"
 #include "common/json_util.h"
 #include "common/status_util.h"
-#include "recovery/sv.h"
+#include "common/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

@@ -10,7 +10,7 @@
 #include "common/check_code.h"
 #include "common/json_util.h"
 #include "common/status_util.h"
-#include "recovery/sv.h"
+#include "common/sv.h"
 #include "recovery/vocabulary.h"
 
 namespace clusterd::recovery {

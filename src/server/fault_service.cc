@@ -10,7 +10,7 @@ namespace clusterd::server {
 namespace {
 
 // The original answers these with a plain Go error: code UNKNOWN, its text, then the method.
-grpc::Status Refusal(absl::string_view text, absl::string_view method) {
+grpc::Status FaultRefusal(absl::string_view text, absl::string_view method) {
   return grpc::Status(grpc::StatusCode::UNKNOWN, absl::StrCat(text, ", method=", method));
 }
 
@@ -125,7 +125,7 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
       return ToGrpcStatus(s);
     }
     if (request->role().empty()) {
-      return Refusal("role is required", method::kFaultRegister);
+      return FaultRefusal("role is required", method::kFaultRegister);
     }
     if (absl::Status s = MayFollow(*ctx, method::kFaultRegister, request->jobid()); !s.ok()) {
       return ToGrpcStatus(s);
@@ -137,7 +137,7 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
         subscriptions_.Register(request->jobid(), request->role(), known);
     response->set_code(r.code);
     response->set_info(r.info);
-    if (r.rpc_error) return Refusal(r.info, method::kFaultRegister);
+    if (r.rpc_error) return FaultRefusal(r.info, method::kFaultRegister);
     hub_.Open(r.publisher);
     Deliver(r.initial);
     LogInfo("fault-service", "publisher registered",
@@ -154,7 +154,7 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
     return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
   }
   if (request->role().empty()) {
-    return RefuseStream<::fault::FaultMsgSignal>(method, Refusal("role is required", method));
+    return RefuseStream<::fault::FaultMsgSignal>(method, FaultRefusal("role is required", method));
   }
   if (absl::Status s = MayFollow(*ctx, method, request->jobid()); !s.ok()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
@@ -165,7 +165,8 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
   if (mailbox == nullptr || !subscriptions_.IsRegistered(job_id, request->role())) {
     return RefuseStream<::fault::FaultMsgSignal>(
         method,
-        Refusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()), method));
+        FaultRefusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
+                     method));
   }
   RecordRpc(method, grpc::StatusCode::OK);
   return hub_.Subscribe(mailbox, nullptr);
@@ -185,7 +186,7 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
     if (!query_bucket_.TryAcquire()) {
       response->set_code(429);
       response->set_info("rate limited, please try again later");
-      return Refusal(response->info(), method::kFaultGetFaultMsgSignal);
+      return FaultRefusal(response->info(), method::kFaultGetFaultMsgSignal);
     }
     const std::string& job_id = request->jobid();
     if (job_id.empty()) {
@@ -206,7 +207,7 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
     if (!ValidQueryJobId(job_id)) {
       response->set_code(409);
       response->set_info(absl::StrCat("job with jobId: ", job_id, " is invalid"));
-      return Refusal(response->info(), method::kFaultGetFaultMsgSignal);
+      return FaultRefusal(response->info(), method::kFaultGetFaultMsgSignal);
     }
     // The original answers from the job fault ranks of every job the registry holds, unfiltered:
     // a healthy job is "all info returned" too, and NotHandleFault entries are shown.

@@ -13,7 +13,7 @@
 namespace clusterd::server {
 namespace {
 
-constexpr char kComponent[] = "goodput";
+constexpr char kGoodputBridgeLog[] = "goodput";
 constexpr char kConfigMapName[] = "clusterd-config-cm";
 constexpr char kStateSource[] = "cluster-system/clusterd-goodput";
 constexpr char kPolicySource[] = "cluster-system/clusterd-config-cm";
@@ -93,7 +93,7 @@ absl::Status GoodputBridge::Restore() {
     auto restore = [&](const char* what, absl::Status s) {
       if (!s.ok()) {
         GoodputStateCounter("read", "malformed").Increment();
-        LogWarn(kComponent, "saved state refused; starting afresh",
+        LogWarn(kGoodputBridgeLog, "saved state refused; starting afresh",
                 {{"configmap", kStateSource}, {"key", what}, {"error", s}});
       } else {
         GoodputStateCounter("read", "ok").Increment();
@@ -109,7 +109,7 @@ absl::Status GoodputBridge::Restore() {
     if (!saved->episodes.empty()) {
       restore("episodes.json", episodes_.Restore(parsed(saved->episodes)));
     }
-    LogInfo(kComponent, "state restored",
+    LogInfo(kGoodputBridgeLog, "state restored",
             {{"jobs", ledger_.jobs().size()},
              {"nodes", offenders_.nodes().size()},
              {"episodes", episodes_.episodes().size()}});
@@ -134,7 +134,7 @@ void GoodputBridge::Stop() {
   }
   if (worker_.joinable()) worker_.join();
   if (absl::Status s = Save(); !s.ok()) {
-    LogWarn(kComponent, "state not saved at stop", {{"error", s}});
+    LogWarn(kGoodputBridgeLog, "state not saved at stop", {{"error", s}});
   }
 }
 
@@ -300,7 +300,7 @@ void GoodputBridge::ReadPolicy() {
       absl::StatusOr<cluster::OffenderPolicy> parsed = cluster::ParseOffenderPolicy(text);
       if (!parsed.ok()) {
         PolicyCounter("refused").Increment();
-        LogWarn(kComponent, "repeat-offender policy refused; the previous one stays",
+        LogWarn(kGoodputBridgeLog, "repeat-offender policy refused; the previous one stays",
                 {{"configmap", kPolicySource},
                  {"key", std::string(kOffenderPolicyKey)},
                  {"error", parsed.status()},
@@ -311,7 +311,7 @@ void GoodputBridge::ReadPolicy() {
     }
     if (policy == offenders_.policy()) return;
     PolicyCounter("applied").Increment();
-    LogInfo(kComponent, "repeat-offender policy applied",
+    LogInfo(kGoodputBridgeLog, "repeat-offender policy applied",
             {{"configmap", kPolicySource}, {"policy", policy.ToJson().dump()}});
     verdicts = offenders_.SetPolicy(std::move(policy), clock_.Now());
     dirty_ = true;
@@ -320,7 +320,7 @@ void GoodputBridge::ReadPolicy() {
 }
 
 void GoodputBridge::Act(const cluster::OffenderVerdict& verdict) {
-  LogInfo(kComponent, "repeat offender",
+  LogInfo(kGoodputBridgeLog, "repeat offender",
           {{"node", verdict.node}, {"action", verdict.action}, {"reason", verdict.reason}});
   if (verdict.action == "none") {
     VerdictCounter(verdict.action, "done").Increment();
@@ -336,7 +336,7 @@ void GoodputBridge::Act(const cluster::OffenderVerdict& verdict) {
     absl::StatusOr<store::Object> node = store_.Get(key);
     if (!node.ok()) {
       VerdictCounter(verdict.action, "failed").Increment();
-      LogWarn(kComponent, "repeat offender not tainted",
+      LogWarn(kGoodputBridgeLog, "repeat offender not tainted",
               {{"node", verdict.node}, {"error", node.status()}});
       return;
     }
@@ -359,7 +359,7 @@ void GoodputBridge::Act(const cluster::OffenderVerdict& verdict) {
   absl::StatusOr<store::Object> patched = store_.Patch(key, patch);
   if (!patched.ok()) {
     VerdictCounter(verdict.action, "failed").Increment();
-    LogWarn(kComponent, "repeat-offender action failed",
+    LogWarn(kGoodputBridgeLog, "repeat-offender action failed",
             {{"node", verdict.node}, {"action", verdict.action}, {"error", patched.status()}});
     return;
   }
@@ -375,7 +375,7 @@ void GoodputBridge::Tick() {
     offenders_.Expire(now);
     if (size_t pruned = ledger_.Prune(now); pruned > 0) {
       dirty_ = true;
-      LogInfo(kComponent, "deleted jobs pruned", {{"jobs", pruned}});
+      LogInfo(kGoodputBridgeLog, "deleted jobs pruned", {{"jobs", pruned}});
     }
     absl::Duration by_use[cluster::kTimeUseCount] = {};
     absl::Duration window_training, window_counted;
@@ -419,7 +419,7 @@ void GoodputBridge::Tick() {
   }
   if (save_due) {
     if (absl::Status s = Save(); !s.ok()) {
-      LogWarn(kComponent, "state not saved; will retry", {{"error", s}});
+      LogWarn(kGoodputBridgeLog, "state not saved; will retry", {{"error", s}});
     }
   }
 }

@@ -10,7 +10,7 @@
 namespace clusterd::server {
 namespace {
 
-constexpr char kComponent[] = "goodput";
+constexpr char kGoodputStateLog[] = "goodput";
 constexpr char kNamespace[] = "cluster-system";
 constexpr char kMainConfigMap[] = "clusterd-goodput";
 constexpr char kGoodputKey[] = "goodput.json";
@@ -78,7 +78,8 @@ absl::StatusOr<GoodputStateStore::State> GoodputStateStore::Load() {
     }
     if (!shard.ok() || !jobs.is_object()) {
       GoodputStateCounter("read", "shard_lost").Increment();
-      LogWarn(kComponent, "a job shard of the saved state is unreadable; its jobs start afresh",
+      LogWarn(kGoodputStateLog,
+              "a job shard of the saved state is unreadable; its jobs start afresh",
               {{"configmap", absl::StrCat(kNamespace, "/", name)},
                {"error", shard.ok() ? absl::InvalidArgumentError("jobs.json is not a JSON map")
                                     : shard.status()}});
@@ -102,7 +103,7 @@ absl::Status GoodputStateStore::Write(const State& state) {
         nlohmann::json trimmed = job;
         trimmed["timeline"] = nlohmann::json::array();
         text = trimmed.dump();
-        LogWarn(kComponent, "a job's timeline is too large to save; left out", {{"job", id}});
+        LogWarn(kGoodputStateLog, "a job's timeline is too large to save; left out", {{"job", id}});
       }
       shards_.Upsert(id, std::move(text));
       ids.insert(id);

@@ -20,7 +20,7 @@ using grpc::ServerUnaryReactor;
 
 namespace {
 
-constexpr char kComponent[] = "recover-service";
+constexpr char kRecoverServiceLog[] = "recover-service";
 
 bool IsSuccessCode(int32_t code) {
   return code == recovery::kCodeOk || code == recovery::kCodeSuccess;
@@ -200,7 +200,7 @@ ServerUnaryReactor* RecoverService::Deferred(CallbackServerContext* ctx, absl::s
   if (absl::Status posted = post(ticket); !posted.ok()) {
     if (sink.CancelTicket(ticket)) {
       CountRecoverRejected(method, "unregistered");
-      LogInfo(kComponent, "report for a job without controller",
+      LogInfo(kRecoverServiceLog, "report for a job without controller",
               {{"method", method}, {"job", job_id}});
       reply->Answer(recovery::kCodeUnRegistry, NotRegistered(job_id));
     }
@@ -229,7 +229,7 @@ ServerUnaryReactor* RecoverService::Init(CallbackServerContext* ctx, const ::Cli
                            a.code == recovery::kCodeProcessRecoverEnableOff ? "recovery_off"
                            : a.code == recovery::kCodeInvalidReqParam       ? "invalid_job_id"
                                                                             : "pod_group");
-      LogInfo(kComponent, "Init refused",
+      LogInfo(kRecoverServiceLog, "Init refused",
               {{"job", request->jobid()}, {"code", a.code}, {"info", a.info}});
     }
     response->set_code(a.code);
@@ -260,7 +260,7 @@ ServerUnaryReactor* RecoverService::Register(CallbackServerContext* ctx,
                            : a.code == recovery::kCodeInvalidReqParam   ? "invalid_job_id"
                                                                         : "pod_group";
       CountRecoverRejected(method::kRecoverRegister, reason);
-      LogInfo(kComponent, "Register refused",
+      LogInfo(kRecoverServiceLog, "Register refused",
               {{"job", request->jobid()}, {"code", a.code}, {"info", a.info}});
     }
     response->set_code(a.code);
@@ -295,7 +295,7 @@ grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProces
       new ChannelStream<::ProcessManageSignal>(opened.channel, [&bridge, job_id, stream_id](bool) {
         // Still registered: the client (or the transport) ended it, not a controller reset.
         if (bridge.sink().SignalStreamDone(job_id, stream_id)) {
-          LogInfo(kComponent, "signal stream closed by the client",
+          LogInfo(kRecoverServiceLog, "signal stream closed by the client",
                   {{"job", job_id}, {"stream", stream_id}});
           (void)bridge.executor().Post(job_id, recovery::StreamClosed{stream_id});
         }
@@ -308,7 +308,7 @@ grpc::ServerWriteReactor<::ProcessManageSignal>* RecoverService::SubscribeProces
     RecordRpc(method, grpc::StatusCode::UNKNOWN);
     return reactor;
   }
-  LogInfo(kComponent, "signal stream opened",
+  LogInfo(kRecoverServiceLog, "signal stream opened",
           {{"job", job_id}, {"stream", stream_id}, {"role", request->role()}});
   AuditCall(*ctx, method, who, job_id, "ok", absl::StrCat("stream=", stream_id));
   bridge_.RepostFaults(job_id);
@@ -379,7 +379,7 @@ ServerUnaryReactor* RecoverService::ReportRecoverStatus(CallbackServerContext* c
   report.isolate_rank_ids = ParseIsolateRanks(request->isolaterankids(), &dropped);
   if (dropped > 0) {
     CountRecoverRejected(method, "malformed_isolate_rank");
-    LogWarn(kComponent, "isolateRankIds entries that are not ranks were dropped",
+    LogWarn(kRecoverServiceLog, "isolateRankIds entries that are not ranks were dropped",
             {{"job", job_id}, {"dropped", dropped}});
   }
   return PostReport(ctx, method, job_id, response, std::move(report), std::move(who));
@@ -410,7 +410,7 @@ ServerUnaryReactor* RecoverService::ReportProcessFault(CallbackServerContext* ct
   if (!faults.ok()) {
     CountRecoverRejected(method, FaultRankRejection(faults.status()));
     if (int64_t suppressed = 0; BadInputLog::Default().Admit(&suppressed)) {
-      LogWarn(kComponent, "ReportProcessFault refused",
+      LogWarn(kRecoverServiceLog, "ReportProcessFault refused",
               {{"job", job_id}, {"error", faults.status()}, {"suppressed", suppressed}});
     }
     return Answer(
@@ -442,7 +442,8 @@ ServerUnaryReactor* RecoverService::SwitchNicTrack(CallbackServerContext* ctx,
       recovery::CheckSwitchNicRequest(NicOpsOf(*request), bridge_.Topology(job_id));
   if (!params.ok()) {
     CountRecoverRejected(method, "invalid_param");
-    LogInfo(kComponent, "SwitchNicTrack refused", {{"job", job_id}, {"error", params.status()}});
+    LogInfo(kRecoverServiceLog, "SwitchNicTrack refused",
+            {{"job", job_id}, {"error", params.status()}});
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(params.status().message()));
   }
@@ -549,7 +550,8 @@ ServerUnaryReactor* RecoverService::StressTest(CallbackServerContext* ctx,
       StressParamOf(*request), all_nodes, bridge_.Topology(job_id));
   if (!params.ok()) {
     CountRecoverRejected(method, "invalid_param");
-    LogInfo(kComponent, "StressTest refused", {{"job", job_id}, {"error", params.status()}});
+    LogInfo(kRecoverServiceLog, "StressTest refused",
+            {{"job", job_id}, {"error", params.status()}});
     return Answer(ctx, method, response, recovery::kCodeOmParamInvalid,
                   std::string(params.status().message()));
   }

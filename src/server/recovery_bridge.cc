@@ -17,7 +17,7 @@
 namespace clusterd::server {
 namespace {
 
-constexpr char kComponent[] = "recover-service";
+constexpr char kRecoveryBridgeLog[] = "recover-service";
 constexpr char kTickKey[] = "#tick";
 // Keep-alives are due 5 s after each stream opened, so a fine tick spreads them: with 1,000
 // streams a 1 s tick sent about 200 at once, a burst that delayed any signal queued behind it.
@@ -131,9 +131,10 @@ absl::Status RecoveryBridge::Start(bool run_threads) {
   absl::StatusOr<int> resumed = executor_->RestoreAll();
   if (!resumed.ok()) {
     // A store that cannot list ConfigMaps now still serves; recorded cycles resume at Register.
-    LogWarn(kComponent, "recorded recovery cycles not restored", {{"error", resumed.status()}});
+    LogWarn(kRecoveryBridgeLog, "recorded recovery cycles not restored",
+            {{"error", resumed.status()}});
   } else if (*resumed > 0) {
-    LogInfo(kComponent, "recorded recovery cycles resumed", {{"jobs", *resumed}});
+    LogInfo(kRecoveryBridgeLog, "recorded recovery cycles resumed", {{"jobs", *resumed}});
   }
   LoadRecordedIdentities();
 
@@ -316,7 +317,7 @@ RecoveryBridge::Answer RecoveryBridge::Register(const std::string& job_id) {
     return {recovery::kCodeOperatePodGroupError,
             absl::StrCat("jobId=", job_id, " register err:", added.message())};
   }
-  LogInfo(kComponent, "job registered for recovery",
+  LogInfo(kRecoveryBridgeLog, "job registered for recovery",
           {{"job", job_id}, {"namespace", init->id.ns}, {"pod_group", init->id.pod_group_name}});
   RepostFaults(job_id);
   return {0, kRegisterSuccess};
@@ -397,7 +398,8 @@ void RecoveryBridge::HandlePodGroup(const std::string& ns, const std::string& na
     // §6.1: deletion resets the controller and forgets the Init record.
     for (const std::string& job_id : jobs) {
       if (executor_->HasJob(job_id)) {
-        LogInfo(kComponent, "PodGroup deleted: recovery controller removed", {{"job", job_id}});
+        LogInfo(kRecoveryBridgeLog, "PodGroup deleted: recovery controller removed",
+                {{"job", job_id}});
         (void)executor_->Post(job_id, recovery::JobDeleted{});
       }
       absl::MutexLock lock(&mu_);
@@ -412,7 +414,7 @@ void RecoveryBridge::HandlePodGroup(const std::string& ns, const std::string& na
   for (const std::string& job_id : jobs) {
     if (!executor_->HasJob(job_id)) continue;
     if (absl::Status s = executor_->RefreshView(job_id); !s.ok()) {
-      LogWarn(kComponent, "job view not refreshed", {{"job", job_id}, {"error", s}});
+      LogWarn(kRecoveryBridgeLog, "job view not refreshed", {{"job", job_id}, {"error", s}});
     }
   }
 }

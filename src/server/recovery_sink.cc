@@ -7,7 +7,7 @@
 namespace clusterd::server {
 namespace {
 
-constexpr char kComponent[] = "recover-service";
+constexpr char kRecoverySinkLog[] = "recover-service";
 
 template <typename Wire>
 Wire OmMessage(const std::string& job_id, const std::string& text) {
@@ -127,7 +127,7 @@ bool RecoverySink::WriteSignal(const std::string& job_id, const recovery::Signal
   }
   const bool queued = channel->Push(SignalToProto(signal));
   if (!queued) {
-    LogWarn(kComponent, "signal not queued (stream gone or queue full)",
+    LogWarn(kRecoverySinkLog, "signal not queued (stream gone or queue full)",
             {{"job", job_id}, {"signal_type", signal.signal_type}});
   }
   {
@@ -259,7 +259,7 @@ std::shared_ptr<StreamChannel<Wire>> RecoverySink::QueueOm(
   box.waiter = nullptr;
   if (box.pending.size() >= kOmQueueCapacity) {
     om_metrics_.dropped_full.Increment();
-    LogWarn(kComponent, "OM message dropped: queue full", {{"job", job_id}, {"text", text}});
+    LogWarn(kRecoverySinkLog, "OM message dropped: queue full", {{"job", job_id}, {"text", text}});
     return nullptr;
   }
   box.pending.push_back(std::move(text));
@@ -268,7 +268,7 @@ std::shared_ptr<StreamChannel<Wire>> RecoverySink::QueueOm(
 
 void RecoverySink::QueueOmMessage(const std::string& job_id, recovery::OmKind kind,
                                   const std::string& text) {
-  LogInfo(kComponent, "OM message", {{"job", job_id}, {"text", text}});
+  LogInfo(kRecoverySinkLog, "OM message", {{"job", job_id}, {"text", text}});
   std::shared_ptr<SwitchOmChannel> switch_waiter;
   std::shared_ptr<StressOmChannel> stress_waiter;
   ::SwitchNicResponse switch_message;

@@ -14,7 +14,7 @@
 namespace clusterd::server {
 namespace {
 
-constexpr char kComponent[] = "slow-node-bridge";
+constexpr char kSlowNodeBridgeLog[] = "slow-node-bridge";
 constexpr std::string_view kStatusDelete = "delete";
 
 bool IsIpv4(const std::string& text) {
@@ -48,7 +48,7 @@ absl::Status DiagnosisFaultSink::SendPublicFault(const diagnosis::PublicFaultRep
   // Rate limiting passes: the controller retries. A refused request (409) would be refused
   // again, so it is logged and counted here and not retried.
   if (verdict.code == cluster::kPubFaultRateLimited) return absl::UnavailableError(message);
-  LogWarn(kComponent, "diagnosis public fault refused",
+  LogWarn(kSlowNodeBridgeLog, "diagnosis public fault refused",
           {{"feature", feature_}, {"id", report.id}, {"reason", verdict.info}});
   MetricsRegistry::Default()
       .GetCounter("clusterd_diagnosis_faults_refused_total",
@@ -62,7 +62,8 @@ absl::Status SlowNodeProfilingWriter::SetProfiling(const diagnosis::SlowNodeJob&
                                                    const model::ProfilingSwitch& value) {
   cluster::DataTraceResult r = switches_.Modify(absl::StrCat(job.ns, "/", job.name), value);
   if (r.code == cluster::kDataTraceOk) return absl::OkStatus();
-  LogDebug(kComponent, "profiling switch not delivered through data trace; writing the ConfigMap",
+  LogDebug(kSlowNodeBridgeLog,
+           "profiling switch not delivered through data trace; writing the ConfigMap",
            {{"job", absl::StrCat(job.ns, "/", job.name)},
             {"code", static_cast<int64_t>(r.code)},
             {"message", r.message}});

@@ -258,6 +258,10 @@ std::optional<uint64_t> ParseResourceVersion(std::string_view text) {
   return v;
 }
 
+uint64_t ResourceVersionNumber(const Object& o) {
+  return ParseResourceVersion(ResourceVersionOf(o)).value_or(0);
+}
+
 std::string NewUid() {
   std::array<uint8_t, 16> b{};
   size_t got = 0;

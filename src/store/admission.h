@@ -68,6 +68,8 @@ void SetResourceVersion(Object& object, uint64_t resource_version);
 
 // Parses a decimal resourceVersion; nullopt when it is not one.
 std::optional<uint64_t> ParseResourceVersion(std::string_view text);
+// An object's resourceVersion as a number; 0 when it has none or it is not decimal.
+uint64_t ResourceVersionNumber(const Object& o);
 
 // Random UUID (version 4) in canonical text form.
 std::string NewUid();

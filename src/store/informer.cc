@@ -15,7 +15,7 @@
 namespace clusterd::store {
 namespace {
 
-constexpr char kComponent[] = "informer";
+constexpr char kInformerLog[] = "informer";
 // A watch from the listed version can be too old only if more changes than the store keeps
 // happened between the list and the watch; a few attempts in a row mean something else is
 // wrong, and Start() says so.
@@ -23,10 +23,6 @@ constexpr int kMaxListAttempts = 5;
 
 std::string KeyOfObject(const Object& o) {
   return SharedInformer::KeyOf(NamespaceOf(o), NameOf(o));
-}
-
-uint64_t VersionOf(const Object& o) {
-  return ParseResourceVersion(ResourceVersionOf(o)).value_or(0);
 }
 
 }  // namespace
@@ -209,7 +205,7 @@ void SharedInformer::Core::Dispatch(WatchEventType type,
     } else if (matched) {
       // Left the filter: the previous content with the version of the change.
       Object gone = *previous;
-      SetResourceVersion(gone, VersionOf(*object));
+      SetResourceVersion(gone, ResourceVersionNumber(*object));
       slot->handler.on_event(WatchEvent{WatchEventType::kDeleted, std::move(gone)});
     }
   }
@@ -257,7 +253,7 @@ void SharedInformer::Core::OnStreamEvent(const WatchEvent& event) {
   DeliveryScope scope(*this);
   // Shared with the store's cache: the informer keeps no copy of its own.
   const std::shared_ptr<const Object>& object = event.shared_object();
-  const uint64_t v = VersionOf(*object);
+  const uint64_t v = ResourceVersionNumber(*object);
   std::shared_ptr<const Object> previous = Apply(event.type, object);
   Dispatch(event.type, object, previous, &event);
   absl::MutexLock cache(&cache_mu);
@@ -292,7 +288,7 @@ absl::Status SharedInformer::Core::Start() {
       return Annotate(opened.status(), Cat("informer ", resource, ": watching"));
     }
     relists.Increment();
-    LogWarn(kComponent, "watch from the listed version too old; listing again",
+    LogWarn(kInformerLog, "watch from the listed version too old; listing again",
             {{"resource", resource}, {"error", opened.status()}});
   }
 }

@@ -7,14 +7,6 @@
 #include "store/strings.h"
 
 namespace clusterd::store {
-namespace {
-
-uint64_t VersionOf(const Object& o) {
-  return ParseResourceVersion(ResourceVersionOf(o)).value_or(0);
-}
-
-}  // namespace
-
 ObjectCache::ObjectCache(size_t history_limit) : hub_(history_limit) {}
 
 std::shared_ptr<const Object> ObjectCache::Find(const ObjectKey& key) const {
@@ -69,8 +61,9 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> ObjectCache::Watch(std::string_view
       if (!options.ns.empty() && it->first.ns != options.ns) break;
       initial.push_back(it->second);
     }
-    std::stable_sort(initial.begin(), initial.end(),
-                     [](const auto& a, const auto& b) { return VersionOf(*a) < VersionOf(*b); });
+    std::stable_sort(initial.begin(), initial.end(), [](const auto& a, const auto& b) {
+      return ResourceVersionNumber(*a) < ResourceVersionNumber(*b);
+    });
   }
   return hub_.Watch(resource, options, std::move(handler), initial);
 }

@@ -48,7 +48,7 @@ using dir_files::WriteFileAtomically;
 
 namespace {
 
-constexpr std::string_view kComponent = "store";
+constexpr std::string_view kDirStoreLog = "store";
 
 // Bad-file reasons, the `reason` label of clusterd_store_bad_files_total.
 constexpr std::string_view kReasonUnreadable = "unreadable";
@@ -191,7 +191,7 @@ void DirStore::ReportSymlink(const std::string& path) {
   auto it = bad_files_.find(path);
   if (it != bad_files_.end() && it->second == signature) return;  // already reported
   bad_files_[path] = signature;
-  LogWarn(kComponent, "skipping symbolic link to a directory",
+  LogWarn(kDirStoreLog, "skipping symbolic link to a directory",
           {{"path", path},
            {"reason", kReasonSymlink},
            {"detail", "the store does not follow links out of its directory"}});
@@ -219,11 +219,11 @@ void DirStore::RemoveStaleTempFiles() {
     if (!IsStoreTempName(name) || !entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
     std::string path = entry.path().string();
     if (unlink(path.c_str()) != 0) {
-      LogWarn(kComponent, "cannot remove a stale temp file",
+      LogWarn(kDirStoreLog, "cannot remove a stale temp file",
               {{"path", path}, {"error", std::strerror(errno)}});
       continue;
     }
-    LogWarn(kComponent, "removed a temp file left by a writer that died mid-write",
+    LogWarn(kDirStoreLog, "removed a temp file left by a writer that died mid-write",
             {{"path", path}});
     TempFilesRemovedCounter().Increment();
   }
@@ -380,11 +380,11 @@ uint64_t DirStore::ReadCounter() {
     if (auto v = ParseResourceVersion(text); v) {
       value = *v;
     } else if (!text.empty()) {
-      LogWarn(kComponent, "version counter file is not a number, using the cached version",
+      LogWarn(kDirStoreLog, "version counter file is not a number, using the cached version",
               {{"path", JoinPath(root_, kVersionFile)}});
     }
   } else if (n < 0) {
-    LogWarn(kComponent, "cannot read version counter file",
+    LogWarn(kDirStoreLog, "cannot read version counter file",
             {{"path", JoinPath(root_, kVersionFile)}, {"error", std::strerror(errno)}});
   }
   // Never go back: the counter file may have been lost or damaged.
@@ -545,7 +545,7 @@ void DirStore::ReportBadFile(const std::string& path, const FileRead& read) {
   auto it = bad_files_.find(path);
   if (it != bad_files_.end() && it->second == read.signature) return;  // already reported
   bad_files_[path] = read.signature;
-  LogWarn(kComponent, "skipping bad object file",
+  LogWarn(kDirStoreLog, "skipping bad object file",
           {{"path", path}, {"reason", read.reason}, {"detail", read.detail}});
   BadFilesCounter(read.reason).Increment();
 }
@@ -668,7 +668,7 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
   if (!adopt.empty() || !gone.empty() || counter != counter_on_disk) {
     uint64_t target = counter + adopt.size() + gone.size();
     if (absl::Status s = WriteCounter(target); !s.ok()) {
-      LogError(kComponent, "cannot allocate resource versions; changes stay pending",
+      LogError(kDirStoreLog, "cannot allocate resource versions; changes stay pending",
                {{"error", s}});
       adopt.clear();
       gone.clear();
@@ -705,19 +705,19 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
       }
       absl::StatusOr<Object> written = WriteObjectFile(f.key, std::move(f.object));
       if (!written.ok()) {
-        LogError(kComponent, "cannot adopt file",
+        LogError(kDirStoreLog, "cannot adopt file",
                  {{"path", PathOf(f.key)}, {"error", written.status()}});
         continue;
       }
       AdoptedFilesCounter("watch").Increment();
-      LogDebug(kComponent, "adopted file written outside the store",
+      LogDebug(kDirStoreLog, "adopted file written outside the store",
                {{"path", PathOf(f.key)}, {"resourceVersion", version}});
       cache_.Put(f.key, *std::move(written), version);
     }
     if (adopted_at_load > 0) {
       deferred_total_ += adopted_at_load;
       AdoptedFilesCounter("startup").Increment(adopted_at_load);
-      LogInfo(kComponent, "adopted files written outside the store",
+      LogInfo(kDirStoreLog, "adopted files written outside the store",
               {{"files", adopted_at_load},
                {"path", root_},
                {"note", "in use now; rewritten with their identity in the background"}});

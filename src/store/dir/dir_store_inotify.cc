@@ -25,7 +25,7 @@ using dir_files::ObjectNameOf;
 
 namespace {
 
-constexpr std::string_view kComponent = "store";
+constexpr std::string_view kDirStoreInotifyLog = "store";
 constexpr uint32_t kDirMask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
                               IN_DELETE_SELF | IN_ONLYDIR;
 
@@ -35,7 +35,7 @@ bool DirStore::WatchDir(WatchedDir dir) {
   int wd = inotify_add_watch(inotify_fd_, dir.path.c_str(), kDirMask);
   if (wd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) {
-      LogWarn(kComponent, "cannot watch directory",
+      LogWarn(kDirStoreInotifyLog, "cannot watch directory",
               {{"path", dir.path}, {"error", std::strerror(errno)}});
     }
     return false;
@@ -102,7 +102,7 @@ bool DirStore::ReadEvents(KeySet* dirty) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) {
-        LogError(kComponent, "reading inotify events failed",
+        LogError(kDirStoreInotifyLog, "reading inotify events failed",
                  {{"path", root_}, {"error", std::strerror(errno)}});
       }
       break;
@@ -172,7 +172,7 @@ bool DirStore::ReadEvents(KeySet* dirty) {
     }
   }
   if (overflow) {
-    LogWarn(kComponent, "inotify queue overflowed, rescanning", {{"path", root_}});
+    LogWarn(kDirStoreInotifyLog, "inotify queue overflowed, rescanning", {{"path", root_}});
     ScanAll(dirty);
   }
   return any;
@@ -186,7 +186,8 @@ void DirStore::ProcessEvents() {
   if (!NeedsSync(dirty)) return;
   FileLock flock(lock_fd_);
   if (absl::Status s = flock.status(root_); !s.ok()) {
-    LogError(kComponent, "cannot take the store lock; changes stay pending", {{"error", s}});
+    LogError(kDirStoreInotifyLog, "cannot take the store lock; changes stay pending",
+             {{"error", s}});
     return;
   }
   ReadEvents(&dirty);  // whatever completed before we got the lock
@@ -204,7 +205,7 @@ bool DirStore::WriteDeferredAdoptions() {
   FileLock flock(lock_fd_);
   if (absl::Status s = flock.status(root_); !s.ok()) {
     // Their identity stays the cache's; the files are adopted again at the next start.
-    LogError(kComponent, "cannot take the store lock; adopted files are not rewritten",
+    LogError(kDirStoreInotifyLog, "cannot take the store lock; adopted files are not rewritten",
              {{"files", deferred_adoptions_.size()}, {"error", s}});
     deferred_adoptions_.clear();
     return false;
@@ -216,12 +217,13 @@ bool DirStore::WriteDeferredAdoptions() {
     // Changed or removed since it was read: the watcher has it (or will) as a change of its own.
     if (cached == nullptr || !Unchanged(key, PathOf(key))) continue;
     if (absl::StatusOr<Object> written = WriteObjectFile(key, *cached); !written.ok()) {
-      LogWarn(kComponent, "cannot rewrite an adopted file; it is adopted again at the next start",
+      LogWarn(kDirStoreInotifyLog,
+              "cannot rewrite an adopted file; it is adopted again at the next start",
               {{"path", PathOf(key)}, {"error", written.status()}});
     }
   }
   if (!deferred_adoptions_.empty()) return true;
-  LogInfo(kComponent, "adopted files rewritten with their identity",
+  LogInfo(kDirStoreInotifyLog, "adopted files rewritten with their identity",
           {{"files", deferred_total_}, {"path", root_}});
   return false;
 }
@@ -234,7 +236,7 @@ void DirStore::WatchLoop() {
     int n = poll(fds, 2, deferred ? 0 : -1);
     if (n < 0) {
       if (errno == EINTR) continue;
-      LogError(kComponent, "poll failed, no longer watching the directory",
+      LogError(kDirStoreInotifyLog, "poll failed, no longer watching the directory",
                {{"path", root_}, {"error", std::strerror(errno)}});
       return;
     }

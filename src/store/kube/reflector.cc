@@ -15,16 +15,12 @@ namespace clusterd::store::kube {
 namespace {
 
 // A list of a big cluster (every pod) can be large; the per-object limit of etcd is 1.5 MiB.
-constexpr size_t kMaxListBytes = size_t{1} << 30;
+constexpr size_t kMaxReflectorListBytes = size_t{1} << 30;
 constexpr size_t kMaxEventBytes = size_t{64} << 20;
 // A watch the server ended sooner than this did not really run: back off before the next.
 constexpr absl::Duration kMinHealthyWatch = absl::Seconds(1);
 // Continue tokens of a long paginated list can expire; start over at most this often.
 constexpr int kMaxListRestarts = 3;
-
-uint64_t VersionOf(const Object& o) {
-  return ParseResourceVersion(ResourceVersionOf(o)).value_or(0);
-}
 
 Counter& RelistCounter(std::string_view resource, std::string_view reason) {
   return MetricsRegistry::Default().GetCounter(
@@ -47,7 +43,7 @@ RelistPlan PlanRelist(const std::map<ObjectKey, uint64_t>& cached,
   RelistPlan plan;
   std::set<uint64_t> used;
   for (const auto& [key, object] : listed) {
-    uint64_t rv = VersionOf(object);
+    uint64_t rv = ResourceVersionNumber(object);
     auto it = cached.find(key);
     if (it != cached.end() && it->second == rv) continue;
     if (rv <= last || rv > list_rv) {
@@ -248,7 +244,7 @@ absl::Status Reflector::ListAndCommit() {
     if (response->code != 200) {
       return StatusFromResponse(*response, Cat("list ", api.resource));
     }
-    auto body = ParseJson(response->body, Cat("list ", api.resource), kMaxListBytes);
+    auto body = ParseJson(response->body, Cat("list ", api.resource), kMaxReflectorListBytes);
     if (!body.ok()) return absl::UnavailableError(body.status().message());
     const Object& meta = (*body)["metadata"];
     if (cont.empty())
@@ -292,7 +288,7 @@ absl::Status Reflector::ListAndCommit() {
   }
   std::map<ObjectKey, uint64_t> cached;
   for (const ObjectKey& key : cache_.Keys(api.resource)) {
-    if (auto o = cache_.Find(key)) cached[key] = VersionOf(*o);
+    if (auto o = cache_.Find(key)) cached[key] = ResourceVersionNumber(*o);
   }
   RelistPlan plan = PlanRelist(cached, listed, last, list_rv);
   for (RelistStep& step : plan.steps) {
@@ -385,7 +381,7 @@ bool Reflector::ApplyLine(std::string_view line, WatchEnd* end) {
     }
     return false;
   }
-  uint64_t rv = VersionOf(*obj_it);
+  uint64_t rv = ResourceVersionNumber(*obj_it);
   if (type == "BOOKMARK") {
     if (rv > resume_rv_) {
       resume_rv_ = rv;
