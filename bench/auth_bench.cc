@@ -17,7 +17,7 @@
 #include "common/log.h"
 
 namespace clusterd::auth {
-namespace {
+namespace auth_bench {
 
 // `jobs` jobs of 16 pods each, every pod with its own IP (10.x.y.z).
 void Fill(PodIdentityIndex& index, int jobs) {
@@ -109,5 +109,5 @@ void BM_ForgedCallerRefused(benchmark::State& state) {
 }
 BENCHMARK(BM_ForgedCallerRefused);
 
-}  // namespace
+}  // namespace auth_bench
 }  // namespace clusterd::auth

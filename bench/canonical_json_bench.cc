@@ -11,7 +11,7 @@
 #include "common/check_code.h"
 
 namespace clusterd {
-namespace {
+namespace canonical_json_bench {
 
 using nlohmann::ordered_json;
 
@@ -103,5 +103,5 @@ void BM_CanonicalJsonOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_CanonicalJsonOnly);
 
-}  // namespace
+}  // namespace canonical_json_bench
 }  // namespace clusterd

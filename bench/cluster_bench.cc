@@ -25,7 +25,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace cluster_bench {
 
 using testing::Json;
 using testing::PodSpec;
@@ -201,5 +201,5 @@ void BM_RankTableSliceAndSerialize_8192Ranks(benchmark::State& state) {
 }
 BENCHMARK(BM_RankTableSliceAndSerialize_8192Ranks)->Unit(benchmark::kMillisecond);
 
-}  // namespace
+}  // namespace cluster_bench
 }  // namespace clusterd::cluster

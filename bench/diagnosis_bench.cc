@@ -12,7 +12,7 @@
 #include "diagnosis/slow_node_algorithm.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace diagnosis_bench {
 
 constexpr int kNodes = 512;
 constexpr int kRanksPerNode = 8;
@@ -164,5 +164,5 @@ BENCHMARK(BM_SlowNodeParse4096Ranks_Whole200Steps)->Unit(benchmark::kMillisecond
 void BM_SlowNodeParse4096Ranks_Appended5Steps(benchmark::State& state) { ParseRanks(state, 5); }
 BENCHMARK(BM_SlowNodeParse4096Ranks_Appended5Steps)->Unit(benchmark::kMillisecond);
 
-}  // namespace
+}  // namespace diagnosis_bench
 }  // namespace clusterd::diagnosis

@@ -46,7 +46,7 @@
 #include "store/dir/dir_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_centre_bench {
 
 using testing::Json;
 
@@ -417,5 +417,5 @@ void BM_ShardRender800KiB(benchmark::State& state) {
 }
 BENCHMARK(BM_ShardRender800KiB)->Unit(benchmark::kMicrosecond);
 
-}  // namespace
+}  // namespace fault_centre_bench
 }  // namespace clusterd::cluster

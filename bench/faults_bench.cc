@@ -15,7 +15,7 @@
 #include "model/device_info.h"
 
 namespace clusterd::faults {
-namespace {
+namespace faults_bench {
 
 constexpr int kNpus = 16;
 constexpr int64_t kT0 = 1718000000000;
@@ -140,5 +140,5 @@ void BM_RenderDeviceInfoCfgWithCheckCode(benchmark::State& state) {
 }
 BENCHMARK(BM_RenderDeviceInfoCfgWithCheckCode);
 
-}  // namespace
+}  // namespace faults_bench
 }  // namespace clusterd::faults

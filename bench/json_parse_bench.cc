@@ -10,7 +10,7 @@
 #include "nlohmann/json.hpp"
 
 namespace clusterd {
-namespace {
+namespace json_parse_bench {
 
 using nlohmann::ordered_json;
 
@@ -79,5 +79,5 @@ void BM_ParseStoreObject_Quick(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseStoreObject_Quick);
 
-}  // namespace
+}  // namespace json_parse_bench
 }  // namespace clusterd

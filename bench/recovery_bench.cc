@@ -23,7 +23,7 @@
 #include "spdlog/spdlog.h"
 #include "store/object_store.h"
 
-namespace {
+namespace recovery_bench {
 
 using clusterd::recovery::Signal;
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -177,4 +177,4 @@ BENCHMARK(BM_RecoveryReportToFirstSignal_MemoryStore)
     ->Iterations(kJobs)
     ->Unit(benchmark::kMicrosecond);
 
-}  // namespace
+}  // namespace recovery_bench

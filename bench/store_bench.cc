@@ -20,7 +20,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::store {
-namespace {
+namespace store_bench {
 
 class BenchDir {
  public:
@@ -161,5 +161,5 @@ void BM_DirStoreUpdate(benchmark::State& state) {
 }
 BENCHMARK(BM_DirStoreUpdate)->Unit(benchmark::kMicrosecond);
 
-}  // namespace
+}  // namespace store_bench
 }  // namespace clusterd::store

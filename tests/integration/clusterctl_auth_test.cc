@@ -19,7 +19,7 @@
 #include "test_pki.h"
 
 namespace clusterd {
-namespace {
+namespace clusterctl_auth_test {
 
 using testing::CommandResult;
 using testing::RunCommand;
@@ -195,5 +195,5 @@ TEST_F(ClusterctlAuthTest, BadCredentialFilesAreUsageErrorsNamingTheFile) {
   EXPECT_EQ(from_file.exit_code, 0) << from_file.output;
 }
 
-}  // namespace
+}  // namespace clusterctl_auth_test
 }  // namespace clusterd

@@ -16,7 +16,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace clusterctl_test {
 
 using testing::CommandResult;
 using testing::RunCommand;
@@ -257,5 +257,5 @@ TEST_F(ClusterctlTest, AManualSeparationPolicyEditShowsInGetConfigurationWithinS
       << text.str();
 }
 
-}  // namespace
+}  // namespace clusterctl_test
 }  // namespace clusterd

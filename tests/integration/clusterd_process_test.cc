@@ -22,7 +22,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace clusterd_process_test {
 
 using testing::CommandResult;
 using testing::RunCommand;
@@ -480,5 +480,5 @@ TEST(ClusterdProcess, EveryBinaryExitsTwoOnAUsageError) {
   }
 }
 
-}  // namespace
+}  // namespace clusterd_process_test
 }  // namespace clusterd

@@ -27,7 +27,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace dashboard_test {
 
 std::string Chromium() {
   for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
@@ -389,5 +389,5 @@ TEST(Dashboard, HeatMapAndJobStateFollowAnInjectedFault) {
   }
 }
 
-}  // namespace
+}  // namespace dashboard_test
 }  // namespace clusterd

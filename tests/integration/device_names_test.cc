@@ -22,7 +22,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace device_names_test {
 
 using cluster::testing::ExamplePod;
 using cluster::testing::Json;
@@ -224,7 +224,7 @@ TEST(DeviceNames, TheFileInTheDataDirectoryIsReadWithoutAFlag) {
   EXPECT_EQ(agent.Stop(), 0);
 }
 
-}  // namespace
+}  // namespace device_names_test
 }  // namespace clusterd
 
 #endif  // NPU_AGENT_BIN

@@ -26,7 +26,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace fault_centre_test {
 
 using cluster::testing::ExamplePod;
 using cluster::testing::Json;
@@ -380,11 +380,11 @@ TEST_F(FaultCentreIntegrationTest, RegisterRefusesUnknownJobsAndEmptyRoles) {
   EXPECT_FALSE(fault_->Register(&ctx2, info, &status).ok());
 }
 
-}  // namespace
+}  // namespace fault_centre_test
 }  // namespace clusterd
 
 namespace clusterd {
-namespace {
+namespace fault_centre_test {
 
 // More nodes than --max-nodes: the running daemon says so on /readyz and in a gauge, and
 // keeps serving (the refused node is named, not silently left out).
@@ -419,5 +419,5 @@ TEST(FaultCentreRecordLimit, NodesPastMaxNodesAreNamedOnReadyzAndCounted) {
   EXPECT_TRUE(absl::StrContains(metrics->body, "clusterd_fault_centre_refused_nodes 1\n"));
 }
 
-}  // namespace
+}  // namespace fault_centre_test
 }  // namespace clusterd

@@ -34,7 +34,7 @@
 #include "test_pki.h"
 
 namespace clusterd {
-namespace {
+namespace grpc_transport_test {
 
 using testing::TempDir;
 
@@ -412,5 +412,5 @@ TEST(GrpcTransport, AFloodOfPublicFaultsDoesNotRefuseAnotherJobsInit) {
   EXPECT_EQ(proc->Stop().value_or(-1), 0);
 }
 
-}  // namespace
+}  // namespace grpc_transport_test
 }  // namespace clusterd

@@ -31,7 +31,7 @@
 #include "test_pki.h"
 
 namespace clusterd {
-namespace {
+namespace http_hardening_test {
 
 using testing::RunCommand;
 using testing::TempDir;
@@ -639,5 +639,5 @@ TEST(HttpTls, UnreadableCertificateFilesAreAClearStartError) {
   EXPECT_TRUE(absl::StrContains(http.status().message(), "missing.pem")) << http.status();
 }
 
-}  // namespace
+}  // namespace http_hardening_test
 }  // namespace clusterd

@@ -26,7 +26,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace job_registry_test {
 
 using cluster::testing::ExamplePod;
 using cluster::testing::Json;
@@ -463,5 +463,5 @@ TEST_F(JobRegistryIntegrationTest, RankTableSubscriptionWithoutRegisterIsRefused
       << st.error_message();
 }
 
-}  // namespace
+}  // namespace job_registry_test
 }  // namespace clusterd

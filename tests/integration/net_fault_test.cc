@@ -24,7 +24,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace net_fault_test {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -225,5 +225,5 @@ TEST(NetFaultIntegration, EndpointAnswers503WithoutRoot) {
   ASSERT_TRUE(code.ok()) << code.status();
 }
 
-}  // namespace
+}  // namespace net_fault_test
 }  // namespace clusterd

@@ -16,7 +16,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace npu_agent_hot_reset_test {
 
 using nlohmann::ordered_json;
 using testing::AgentProcess;
@@ -138,7 +138,7 @@ TEST(NpuAgentA3, SwitchRecordReadsHealthyThenNotHandleDuringAHotReset) {
   EXPECT_TRUE(absl::StrContains(log, "hot reset finished npu=3 success=true")) << log;
 }
 
-}  // namespace
+}  // namespace npu_agent_hot_reset_test
 }  // namespace clusterd
 
 #endif  // NPU_AGENT_BIN

@@ -24,7 +24,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace npu_agent_test {
 
 using nlohmann::ordered_json;
 using testing::AgentProcess;
@@ -376,7 +376,7 @@ TEST(NpuAgent, FlagsHelpAndVersion) {
   EXPECT_TRUE(absl::StrContains(missing.output, "/nonexistent")) << missing.output;
 }
 
-}  // namespace
+}  // namespace npu_agent_test
 }  // namespace clusterd
 
 #endif  // NPU_AGENT_BIN

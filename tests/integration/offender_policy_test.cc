@@ -19,7 +19,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace offender_policy_test {
 
 void PutPolicy(store::ObjectStore& store, const std::string& text) {
   store::Object cm = {
@@ -133,5 +133,5 @@ TEST(OffenderPolicy, ARefusedPolicyKeepsThePreviousOneWhichStillCordonsTheNode) 
   if (HasFailure()) std::cerr << "---- clusterd log ----\n" << ReadFile((*proc)->log_path());
 }
 
-}  // namespace
+}  // namespace offender_policy_test
 }  // namespace clusterd

@@ -23,7 +23,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace recover_service_test {
 
 using cluster::testing::ExamplePod;
 using cluster::testing::Json;
@@ -615,5 +615,5 @@ TEST_F(RecoverServiceIntegrationTest, ASecondSubscriptionEndsTheFirstAndADisconn
   EXPECT_EQ((*Recovery(kJobUid))["uuid"], "");
 }
 
-}  // namespace
+}  // namespace recover_service_test
 }  // namespace clusterd

@@ -8,7 +8,7 @@
 #include "recovery_e2e_fixture.h"
 
 namespace clusterd {
-namespace {
+namespace recovery_e2e_test {
 
 using namespace e2e;  // NOLINT(build/namespaces): the fixture and its helpers
 
@@ -426,5 +426,5 @@ TEST_F(RecoveryE2eTest, SigkillWhileTheRecordCannotBeWrittenLeavesNoSignalTheRec
       << durable_view.output;
 }
 
-}  // namespace
+}  // namespace recovery_e2e_test
 }  // namespace clusterd

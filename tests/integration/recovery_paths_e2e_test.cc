@@ -8,7 +8,7 @@
 #include "stream_reader.h"
 
 namespace clusterd {
-namespace {
+namespace recovery_paths_e2e_test {
 
 using namespace e2e;  // NOLINT(build/namespaces): the fixture and its helpers
 
@@ -766,5 +766,5 @@ TEST_F(RecoveryPathsE2eTest, PodsReportedNotRetryableHaveTheirFaultPublished) {
   EXPECT_NE(text.str().find("pods reported not retryable"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace recovery_paths_e2e_test
 }  // namespace clusterd

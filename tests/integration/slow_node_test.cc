@@ -23,7 +23,7 @@
 #include "test_env.h"
 
 namespace clusterd {
-namespace {
+namespace slow_node_test {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -154,5 +154,5 @@ TEST(SlowNodeIntegration, SlowRankIsReportedAsPublicFaultAndShownByClusterctl) {
   EXPECT_EQ(*code, 0);
 }
 
-}  // namespace
+}  // namespace slow_node_test
 }  // namespace clusterd

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace canonical_json_test {
 
 using nlohmann::ordered_json;
 
@@ -164,5 +164,5 @@ TEST(CanonicalJson, DeepNestingDoesNotExhaustTheStack) {
   EXPECT_EQ(CanonicalJson(ordered_json::parse(text)), text);
 }
 
-}  // namespace
+}  // namespace canonical_json_test
 }  // namespace clusterd

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace check_code_test {
 
 using nlohmann::ordered_json;
 
@@ -105,5 +105,5 @@ TEST(CheckCode, NullAndEmptyListHashDifferently) {
             CheckCode(ordered_json{{"FaultDevList", ordered_json::array()}}));
 }
 
-}  // namespace
+}  // namespace check_code_test
 }  // namespace clusterd

@@ -12,7 +12,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::server {
-namespace {
+namespace cluster_brain_informers_test {
 
 class WatchCountingStore final : public clusterd::testing::ForwardingStore {
  public:
@@ -55,5 +55,5 @@ TEST(ClusterBrainInformers, EveryResourceIsWatchedOnceForEveryRoomThatReadsIt) {
   brain.Stop();
 }
 
-}  // namespace
+}  // namespace cluster_brain_informers_test
 }  // namespace clusterd::server

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::server {
-namespace {
+namespace connection_limits_test {
 
 using Verdict = ConnectionLimits::Verdict;
 
@@ -44,5 +44,5 @@ TEST(ConnectionLimits, ClientsWithoutConnectionsAreForgotten) {
   EXPECT_EQ(limits.total(), 0u);
 }
 
-}  // namespace
+}  // namespace connection_limits_test
 }  // namespace clusterd::server

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::runtime {
-namespace {
+namespace controller_test {
 
 class ControllerTest : public ::testing::Test {
  protected:
@@ -251,26 +251,26 @@ struct JobKey {
 };
 using WorkKey = std::variant<NodeKey, JobKey>;
 
-}  // namespace
+}  // namespace controller_test
 
 template <>
-struct KeyCodec<WorkKey> {
-  static std::string Encode(const WorkKey& key) {
-    if (const auto* node = std::get_if<NodeKey>(&key)) return "n/" + node->node;
-    return absl::StrCat("j/", std::get<JobKey>(key).id);
+struct KeyCodec<controller_test::WorkKey> {
+  static std::string Encode(const controller_test::WorkKey& key) {
+    if (const auto* node = std::get_if<controller_test::NodeKey>(&key)) return "n/" + node->node;
+    return absl::StrCat("j/", std::get<controller_test::JobKey>(key).id);
   }
-  static std::optional<WorkKey> Decode(std::string_view text) {
-    if (text.substr(0, 2) == "n/") return NodeKey{std::string(text.substr(2))};
+  static std::optional<controller_test::WorkKey> Decode(std::string_view text) {
+    if (text.substr(0, 2) == "n/") return controller_test::NodeKey{std::string(text.substr(2))};
     int id = 0;
     if (text.substr(0, 2) == "j/" &&
         absl::SimpleAtoi(absl::string_view(text.data() + 2, text.size() - 2), &id)) {
-      return JobKey{id};
+      return controller_test::JobKey{id};
     }
     return std::nullopt;
   }
 };
 
-namespace {
+namespace controller_test {
 
 TEST_F(ControllerTest, TypedKeysArriveAsTheyWereEnqueued) {
   std::vector<WorkKey> seen;
@@ -290,5 +290,5 @@ TEST_F(ControllerTest, TypedKeysArriveAsTheyWereEnqueued) {
   EXPECT_EQ(std::get<JobKey>(seen[1]).id, 7);
 }
 
-}  // namespace
+}  // namespace controller_test
 }  // namespace clusterd::runtime

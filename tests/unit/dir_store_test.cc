@@ -26,7 +26,7 @@
 #include "store_test_util.h"
 
 namespace clusterd::store {
-namespace {
+namespace dir_store_test {
 
 namespace fs = std::filesystem;
 using testing::ConfigMap;
@@ -774,5 +774,5 @@ TEST_F(DirStoreTest, AnUnusablePathIsAOneLineErrorNamingIt) {
   EXPECT_FALSE(spec.ok());
 }
 
-}  // namespace
+}  // namespace dir_store_test
 }  // namespace clusterd::store

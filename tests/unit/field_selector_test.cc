@@ -10,7 +10,7 @@
 #include "store/object_store.h"
 
 namespace clusterd::store {
-namespace {
+namespace field_selector_test {
 
 using ::testing::HasSubstr;
 
@@ -157,5 +157,5 @@ TEST(StoreFieldSelector, ReadFilterChecksTheNamespaceThenTheFields) {
             absl::StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace field_selector_test
 }  // namespace clusterd::store

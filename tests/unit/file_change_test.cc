@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace file_change_test {
 
 class FileChangeTest : public ::testing::Test {
  protected:
@@ -46,5 +46,5 @@ TEST_F(FileChangeTest, AFileThatNeverExistedIsNoChange) {
   EXPECT_FALSE(following.Changed());
 }
 
-}  // namespace
+}  // namespace file_change_test
 }  // namespace clusterd

@@ -2,7 +2,7 @@
 #include "server/grpc_server.h"
 
 namespace clusterd::server {
-namespace {
+namespace host_port_test {
 
 TEST(ParseHostPort, AcceptsIpv4HostnamesAndBracketedIpv6) {
   auto a = ParseHostPort("127.0.0.1:8899");
@@ -27,5 +27,5 @@ TEST(ParseHostPort, RefusesMalformedAddressesNamingThem) {
   }
 }
 
-}  // namespace
+}  // namespace host_port_test
 }  // namespace clusterd::server

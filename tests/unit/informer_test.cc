@@ -17,7 +17,7 @@
 #include "store_test_util.h"
 
 namespace clusterd::store {
-namespace {
+namespace informer_test {
 
 using testing::ConfigMap;
 using testing::Describe;
@@ -330,5 +330,5 @@ TEST(InformerSharing, TwoWatchesOfTheStoreSeeOneObject) {
   EXPECT_EQ(a.Events()[0].shared_object(), b.Events()[0].shared_object());
 }
 
-}  // namespace
+}  // namespace informer_test
 }  // namespace clusterd::store

@@ -16,7 +16,7 @@
 #include "store_test_util.h"
 
 namespace clusterd::store {
-namespace {
+namespace instance_lock_test {
 
 using ::testing::HasSubstr;
 using Mode = InstanceLock::Mode;
@@ -72,5 +72,5 @@ TEST_F(InstanceLockTest, ThePidIsTheFirstLineWhateverAnEarlierHolderLeft) {
   close(fd);
 }
 
-}  // namespace
+}  // namespace instance_lock_test
 }  // namespace clusterd::store

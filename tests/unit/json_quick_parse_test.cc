@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace json_quick_parse_test {
 
 using nlohmann::ordered_json;
 
@@ -93,5 +93,5 @@ TEST(ParseJsonQuickly, ReadsTextsLargerThanTheThreadsParserKeeps) {
   ExpectReadAsNlohmannDoes(R"({"small":true})");
 }
 
-}  // namespace
+}  // namespace json_quick_parse_test
 }  // namespace clusterd

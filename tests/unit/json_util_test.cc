@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace json_util_test {
 
 // This Abseil has no status matchers; `arg` is an absl::StatusOr.
 MATCHER_P(IsOkAndHolds, expected, "") {
@@ -155,5 +155,5 @@ TEST_F(GettersTest, StringOrFallsBackUnlessTheFieldIsAString) {
   EXPECT_EQ(StringOr(ordered_json::array(), "name", "dflt"), "dflt");
 }
 
-}  // namespace
+}  // namespace json_util_test
 }  // namespace clusterd

@@ -12,7 +12,7 @@
 #include "spdlog/details/log_msg.h"
 
 namespace clusterd {
-namespace {
+namespace log_file_test {
 
 class LogFileTest : public ::testing::Test {
  protected:
@@ -69,5 +69,5 @@ TEST_F(LogFileTest, AFileThatCannotBeOpenedIsNamed) {
       << sink.status();
 }
 
-}  // namespace
+}  // namespace log_file_test
 }  // namespace clusterd

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace metrics_test {
 
 TEST(MetricsRegistry, RendersCountersGaugesAndHistogramsInPrometheusText) {
   MetricsRegistry registry;
@@ -38,5 +38,5 @@ TEST(MetricsRegistry, TheSameNameAndLabelsGiveTheSameSeries) {
   EXPECT_NE(&a, &other);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace clusterd

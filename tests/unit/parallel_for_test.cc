@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace parallel_for_test {
 
 TEST(ParallelFor, EveryIndexRunsExactlyOnce) {
   constexpr size_t kItems = 10'007;  // not a multiple of the batch
@@ -72,5 +72,5 @@ TEST(ParallelFor, NothingToDoCallsNothing) {
   EXPECT_EQ(calls, 0);
 }
 
-}  // namespace
+}  // namespace parallel_for_test
 }  // namespace clusterd

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace process_metrics_test {
 
 std::map<std::string, double> Values(const std::string& text) {
   std::map<std::string, double> out;
@@ -52,5 +52,5 @@ TEST(ProcessMetrics, AnOpenedDescriptorIsCounted) {
   EXPECT_EQ(after, before + 2);
 }
 
-}  // namespace
+}  // namespace process_metrics_test
 }  // namespace clusterd

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace rate_limiter_test {
 
 TEST(TokenBucket, StartsFullAndABurstDrainsIt) {
   ManualClock clock;
@@ -158,5 +158,5 @@ TEST(TokenBucket, ConcurrentCallersShareExactlyTheBurst) {
   EXPECT_EQ(granted.load(), 100);
 }
 
-}  // namespace
+}  // namespace rate_limiter_test
 }  // namespace clusterd

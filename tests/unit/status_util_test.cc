@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace status_util_test {
 
 // This Abseil has no status matchers; `arg` is an absl::StatusOr.
 MATCHER_P(IsOkAndHolds, expected, "") {
@@ -121,5 +121,5 @@ TEST(AssignOrReturn, MovesMoveOnlyValues) {
   EXPECT_EQ(UseName(false).status().code(), absl::StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace status_util_test
 }  // namespace clusterd

@@ -18,7 +18,7 @@
 #include "store_test_util.h"
 
 namespace clusterd::store {
-namespace {
+namespace store_conformance_test {
 
 using testing::ConfigMap;
 using testing::Describe;
@@ -755,5 +755,5 @@ INSTANTIATE_TEST_SUITE_P(Backends, StoreConformance, ::testing::ValuesIn(kBacken
                            return info.param.name;
                          });
 
-}  // namespace
+}  // namespace store_conformance_test
 }  // namespace clusterd::store

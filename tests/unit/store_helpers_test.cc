@@ -10,7 +10,7 @@
 #include "store_test_util.h"
 
 namespace clusterd::store {
-namespace {
+namespace store_helpers_test {
 
 using testing::ConfigMap;
 using ::testing::HasSubstr;
@@ -206,5 +206,5 @@ TEST(StoreChangesNothing, LeavesOutOnlyTheResourceVersion) {
   EXPECT_FALSE(ChangesNothing(stored, Object::parse("[1]")));
 }
 
-}  // namespace
+}  // namespace store_helpers_test
 }  // namespace clusterd::store

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::server {
-namespace {
+namespace unary_gate_test {
 
 constexpr absl::string_view kPeerA = "ipv4:10.0.0.1:40001";
 constexpr absl::string_view kPeerB = "ipv4:10.0.0.2:40002";
@@ -188,5 +188,5 @@ TEST(CallerBuckets, ABusyCallerKeepsItsEmptyBucket) {
   EXPECT_FALSE(buckets.TryAcquire("c0"));
 }
 
-}  // namespace
+}  // namespace unary_gate_test
 }  // namespace clusterd::server

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd {
-namespace {
+namespace work_queue_test {
 
 class WorkQueueTest : public ::testing::Test {
  protected:
@@ -280,5 +280,5 @@ TEST_F(WorkQueueTest, ConcurrentWorkersNeverShareAKey) {
   EXPECT_EQ(overlaps, 0);
 }
 
-}  // namespace
+}  // namespace work_queue_test
 }  // namespace clusterd

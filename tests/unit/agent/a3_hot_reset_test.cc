@@ -11,7 +11,7 @@
 #include "model/switch_info.h"
 
 namespace clusterd::agent {
-namespace {
+namespace a3_hot_reset_test {
 
 using testing::AddGraceJob;
 using testing::AgentFixture;
@@ -226,5 +226,5 @@ TEST(A3HotReset, AnA5NodeKeepsTheZeroSwitchRecordDuringItsReset) {
   }
 }
 
-}  // namespace
+}  // namespace a3_hot_reset_test
 }  // namespace clusterd::agent

@@ -8,7 +8,7 @@
 #include "model/device_info.h"
 
 namespace clusterd::agent {
-namespace {
+namespace agent_core_test {
 
 using testing::AgentFixture;
 using testing::TestOptions;
@@ -343,5 +343,5 @@ TEST(AgentCore, StartFailsWithoutPolicyFiles) {
   EXPECT_FALSE(f.core->Start().ok());
 }
 
-}  // namespace
+}  // namespace agent_core_test
 }  // namespace clusterd::agent

@@ -9,7 +9,7 @@
 #include "model/device_naming.h"
 
 namespace clusterd::agent {
-namespace {
+namespace device_names_test {
 
 using testing::AddGraceJob;
 using testing::AgentFixture;
@@ -125,5 +125,5 @@ TEST(AgentDeviceNames, PodsAreReadUnderThePodConfigurationName) {
             "npu910-0,npu910-1,npu910-4,npu910-5,npu910-6,npu910-7");
 }
 
-}  // namespace
+}  // namespace device_names_test
 }  // namespace clusterd::agent

@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::agent {
-namespace {
+namespace fault_script_test {
 
 TEST(FaultScript, ParsesEventsSkipsCommentsAndSortsByOffset) {
   const FaultScript s = ParseFaultScript(R"(# a comment
@@ -92,5 +92,5 @@ TEST(EventJson, NodeCodesMustBeEightCharacters) {
   EXPECT_FALSE(MakeEvent(f, 8).ok());
 }
 
-}  // namespace
+}  // namespace fault_script_test
 }  // namespace clusterd::agent

@@ -9,7 +9,7 @@
 #include "model/reset_info.h"
 
 namespace clusterd::agent {
-namespace {
+namespace grace_test {
 
 using testing::AddGraceJob;
 using testing::AgentFixture;
@@ -99,5 +99,5 @@ TEST(GracefulTolerance, JobsWithoutResetConfigAreLeftAlone) {
   EXPECT_EQ(DeviceListKey(f, "huawei.com/Ascend910-Unhealthy"), "Ascend910-3");
 }
 
-}  // namespace
+}  // namespace grace_test
 }  // namespace clusterd::agent

@@ -12,7 +12,7 @@
 #include "unit/forwarding_store.h"
 
 namespace clusterd::agent {
-namespace {
+namespace kube_events_test {
 
 using testing::AgentFixture;
 using testing::TestOptions;
@@ -291,5 +291,5 @@ TEST(AgentCoreEvents, AStuckEventWriteDoesNotDelayTheDeviceInfoWrite) {
   recorder.Stop();
 }
 
-}  // namespace
+}  // namespace kube_events_test
 }  // namespace clusterd::agent

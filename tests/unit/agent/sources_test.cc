@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::agent {
-namespace {
+namespace sources_test {
 
 std::vector<ScheduledEvent> Draw(SimSchedule& s, int n) {
   std::vector<ScheduledEvent> out;
@@ -83,5 +83,5 @@ oops
       std::string::npos);
 }
 
-}  // namespace
+}  // namespace sources_test
 }  // namespace clusterd::agent

@@ -14,7 +14,7 @@
 #include "unit/forwarding_store.h"
 
 namespace clusterd::agent {
-namespace {
+namespace store_reads_test {
 
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
@@ -141,5 +141,5 @@ TEST(AgentStoreReads, TheRunnerWatchesItsThreeConfigMapsByName) {
   EXPECT_THAT(store.Lists(store::kConfigMaps), IsEmpty());
 }
 
-}  // namespace
+}  // namespace store_reads_test
 }  // namespace clusterd::agent

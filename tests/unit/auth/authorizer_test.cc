@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::auth {
-namespace {
+namespace authorizer_test {
 
 class FixedTokens final : public TokenAuthenticator {
  public:
@@ -134,5 +134,5 @@ TEST_F(EmbeddedAuthorizerTest, LoopbackCallersKeepTodaysBehaviour) {
   EXPECT_FALSE(authz_.Permit("/Recover/StressTest", From("ipv4:10.7.7.7:1"), kPermStressTest).ok());
 }
 
-}  // namespace
+}  // namespace authorizer_test
 }  // namespace clusterd::auth

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::auth {
-namespace {
+namespace peer_address_test {
 
 TEST(PeerAddress, Ipv4PeerGivesTheAddressAndLoopbackness) {
   auto p = ParsePeerAddress("ipv4:10.1.2.3:45678");
@@ -45,5 +45,5 @@ TEST(PeerAddress, GarbageIsRefusedWithTheText) {
   EXPECT_FALSE(ParsePeerAddress("ipv4:1.2.3.4").ok());
 }
 
-}  // namespace
+}  // namespace peer_address_test
 }  // namespace clusterd::auth

@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::auth {
-namespace {
+namespace policy_test {
 
 Principal User(std::string name, std::vector<std::string> groups = {}) {
   Principal p;
@@ -72,5 +72,5 @@ TEST(Policy, JsonRenderingRoundTrips) {
   EXPECT_EQ(PolicyJson(*back), PolicyJson(kube));
 }
 
-}  // namespace
+}  // namespace policy_test
 }  // namespace clusterd::auth

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::auth {
-namespace {
+namespace token_file_test {
 
 TEST(TokenFile, ParsesKubeApiserverFormatWithQuotedGroups) {
   auto t = ParseTokenFile(
@@ -99,5 +99,5 @@ TEST_F(TokenFileAuthenticatorTest, AMissingFileIsAnErrorAtStart) {
   EXPECT_FALSE(TokenFileAuthenticator::Open(path_ + ".absent", clock_).ok());
 }
 
-}  // namespace
+}  // namespace token_file_test
 }  // namespace clusterd::auth

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::auth {
-namespace {
+namespace token_review_test {
 
 constexpr char kAlice[] =
     R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","status":{"authenticated":true,)"
@@ -64,5 +64,5 @@ TEST(TokenReview, GarbageAnswerIsAnError) {
   EXPECT_FALSE(PrincipalOfTokenReview(R"({"status":{"authenticated":true}})").ok());
 }
 
-}  // namespace
+}  // namespace token_review_test
 }  // namespace clusterd::auth

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::client {
-namespace {
+namespace json_path_test {
 
 const nlohmann::ordered_json kList = nlohmann::ordered_json::parse(R"({
   "kind": "GoodputList",
@@ -54,5 +54,5 @@ TEST(JsonPath, MalformedTemplatesAreRefusedWithThePosition) {
   }
 }
 
-}  // namespace
+}  // namespace json_path_test
 }  // namespace clusterd::client

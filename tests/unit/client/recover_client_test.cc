@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::client {
-namespace {
+namespace recover_client_test {
 
 ::ProcessManageSignal Signal(const std::string& uuid, const std::string& type,
                              const std::string& strategy = "") {
@@ -198,5 +198,5 @@ TEST_F(RecoverClientTest, ReportHelpersReturnTheWireStatusAndStopCancelsTheLoop)
   EXPECT_EQ(fake_.stop_codes, std::vector<int32_t>{404});
 }
 
-}  // namespace
+}  // namespace recover_client_test
 }  // namespace clusterd::client

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::client {
-namespace {
+namespace reset_config_file_test {
 
 // Exactly what clusterd writes for operation `fault` on ranks 8 and 9 (recovery-protocol.md §11.1).
 constexpr char kFaultBody[] =
@@ -168,5 +168,5 @@ TEST_F(ResetConfigFileTest, AMissingFileIsNotFound) {
   EXPECT_EQ(file.Read().status().code(), absl::StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace reset_config_file_test
 }  // namespace clusterd::client

@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::client {
-namespace {
+namespace scripted_training_agent_test {
 
 ::ProcessManageSignal Signal(const std::string& type, const std::string& strategy = "",
                              std::vector<std::pair<int, int>> ranks = {}) {
@@ -172,5 +172,5 @@ TEST(BackoffDelay, JitterStaysWithinItsFraction) {
   EXPECT_LE(BackoffDelay(p, 0, 0.999999), absl::Milliseconds(1200));
 }
 
-}  // namespace
+}  // namespace scripted_training_agent_test
 }  // namespace clusterd::client

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::client {
-namespace {
+namespace signal_dedup_test {
 
 ::ProcessManageSignal Signal(const std::string& uuid, const std::string& type,
                              const std::string& strategy = "") {
@@ -70,5 +70,5 @@ TEST(SignalDeduplicator, ClearForgetsEverything) {
   EXPECT_TRUE(dedup.Admit(Signal("U1", "stopTrain")));
 }
 
-}  // namespace
+}  // namespace signal_dedup_test
 }  // namespace clusterd::client

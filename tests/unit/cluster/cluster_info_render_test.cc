@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace cluster_info_render_test {
 
 using testing::Fault;
 using testing::Record;
@@ -139,5 +139,5 @@ TEST(ClusterInfoShards, RenderIsValidJsonOfItsEntries) {
             R"({"mindx-dl-deviceinfo-a":{"x":2},"mindx-dl-deviceinfo-b":{"x":1}})");
 }
 
-}  // namespace
+}  // namespace cluster_info_render_test
 }  // namespace clusterd::cluster

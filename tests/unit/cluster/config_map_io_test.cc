@@ -7,7 +7,7 @@
 #include "unit/forwarding_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace config_map_io_test {
 
 // Counts the creates and updates the store refused as AlreadyExists / NotFound: on the kube
 // store each is a request to the API server that wrote nothing.
@@ -64,5 +64,5 @@ TEST(WriteWholeConfigMap, AnExistingConfigMapIsReplacedWithOneWrite) {
   EXPECT_EQ((*cm)["data"], (store::Object{{"new", "2"}}));
 }
 
-}  // namespace
+}  // namespace config_map_io_test
 }  // namespace clusterd::cluster

@@ -8,7 +8,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace data_trace_test {
 
 using model::ProfilingSwitch;
 using store::WatchEvent;
@@ -188,5 +188,5 @@ TEST_F(DataTraceTest, SubscriptionNeedsAKnownJobOrAMindIeInstance) {
   EXPECT_FALSE(switches_.SubscriptionAllowed("mindie-job-001", "taskd"));
 }
 
-}  // namespace
+}  // namespace data_trace_test
 }  // namespace clusterd::cluster

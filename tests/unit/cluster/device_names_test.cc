@@ -18,7 +18,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace device_names_test {
 
 using testing::ChipFault;
 using testing::DeviceInfoConfigMap;
@@ -226,5 +226,5 @@ TEST_F(FaultCentreDigitPrefixTest, TheWholePrefixIsStrippedBeforeTheId) {
   EXPECT_EQ(rows[0].npu, "npu93");
 }
 
-}  // namespace
+}  // namespace device_names_test
 }  // namespace clusterd::cluster

@@ -12,7 +12,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_centre_parts_test {
 
 using Kind = FaultCentreKey::Kind;
 
@@ -184,5 +184,5 @@ TEST_F(FaultCentreConfigTest, AFailedReadKeepsThePreviousConfiguration) {
   EXPECT_EQ(centre->Configuration().public_fault_source, "memory:first");
 }
 
-}  // namespace
+}  // namespace fault_centre_parts_test
 }  // namespace clusterd::cluster

@@ -23,7 +23,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_centre_test {
 
 using testing::ChipFault;
 using testing::DeviceInfoConfigMap;
@@ -832,5 +832,5 @@ TEST_F(FaultCentreJobTest, ManualSeparationSeparatesARepeatedlyFaultyNpu) {
   EXPECT_TRUE(manual_rank);
 }
 
-}  // namespace
+}  // namespace fault_centre_test
 }  // namespace clusterd::cluster

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_episodes_test {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1767225600);
 absl::Time At(double seconds) { return kT0 + absl::Milliseconds(seconds * 1000); }
@@ -163,5 +163,5 @@ TEST(FaultEpisodes, SaveAndRestoreKeepEveryFieldAndRefuseMalformedState) {
   }
 }
 
-}  // namespace
+}  // namespace fault_episodes_test
 }  // namespace clusterd::cluster

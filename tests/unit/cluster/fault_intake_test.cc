@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_intake_test {
 
 using testing::ChipFault;
 using testing::ConfigMapObject;
@@ -241,5 +241,5 @@ TEST(FaultIntake, SwitchRecordIsDerivedFromSwitchInfoCfg) {
       R"({"FaultCode":["{\"EventType\":1,\"AssembledFaultCode\":\"[0x00f1fef5,155912,npu,na]\",\"PeerPortDevice\":1,\"PeerPortId\":3,\"SwitchChipId\":0,\"SwitchPortId\":5,\"Severity\":2,\"Assertion\":1,\"AlarmRaisedTime\":1718000000000}"],"FaultLevel":"Separate","UpdateTime":1718000001,"NodeStatus":"UnHealthy","FaultTimeAndLevelMap":{"[0x00f1fef5,155912,npu,na]_0_5":{"fault_time":1718000000000,"fault_level":"Separate"}},"CmName":"mindx-dl-switchinfo-node-1"})");
 }
 
-}  // namespace
+}  // namespace fault_intake_test
 }  // namespace clusterd::cluster

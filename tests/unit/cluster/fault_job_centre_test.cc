@@ -12,7 +12,7 @@
 #include "model/pod_info.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_job_centre_test {
 
 using testing::Fault;
 using testing::Record;
@@ -583,5 +583,5 @@ TEST(JobFaultRank, ARankNamesThePodOfItsServerNotTheRanksCurrentPod) {
   EXPECT_EQ(f.ranks[0].pod_uid, "uid-1");
 }
 
-}  // namespace
+}  // namespace fault_job_centre_test
 }  // namespace clusterd::cluster

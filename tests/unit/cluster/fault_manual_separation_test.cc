@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_manual_separation_test {
 
 constexpr int64_t kNow = 1718000000000;
 constexpr int64_t kHour = 3600 * 1000;
@@ -130,5 +130,5 @@ TEST(ManualSeparationEngine, CmRoundTrip) {
   EXPECT_EQ(problems.size(), 1u);
 }
 
-}  // namespace
+}  // namespace fault_manual_separation_test
 }  // namespace clusterd::cluster

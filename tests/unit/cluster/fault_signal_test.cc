@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_signal_test {
 
 FaultDevice Npu(const std::string& node, const std::string& ip, const std::string& id,
                 const std::string& code, const std::string& level) {
@@ -253,5 +253,5 @@ TEST(FaultSubscriptions, MindIeInstanceAggregatesItsMemberJobs) {
   EXPECT_EQ(d[0].signal.nodes.size(), 2u);
 }
 
-}  // namespace
+}  // namespace fault_signal_test
 }  // namespace clusterd::cluster

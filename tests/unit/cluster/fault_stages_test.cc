@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace fault_stages_test {
 
 using testing::Fault;
 using testing::Record;
@@ -440,5 +440,5 @@ TEST(DevicePipeline, UntouchedRecordKeepsItsUpdateTime) {
   EXPECT_FALSE(out.next_due_ms.has_value());
 }
 
-}  // namespace
+}  // namespace fault_stages_test
 }  // namespace clusterd::cluster

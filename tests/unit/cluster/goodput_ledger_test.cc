@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace goodput_ledger_test {
 
 using model::JobStatus;
 
@@ -177,5 +177,5 @@ TEST(GoodputLedger, OnlyInterruptingLevelsCount) {
   EXPECT_FALSE(InterruptsTraining(""));
 }
 
-}  // namespace
+}  // namespace goodput_ledger_test
 }  // namespace clusterd::cluster

@@ -8,7 +8,7 @@
 #include "job_test_objects.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace job_lifecycle_test {
 
 using model::JobStatus;
 using model::PodInfo;
@@ -235,5 +235,5 @@ TEST(JobLifecycle, APodLeftOutOfTheTableDoesNotRebuildItOnEveryUpdate) {
   EXPECT_EQ(s.transition, "unchanged");
 }
 
-}  // namespace
+}  // namespace job_lifecycle_test
 }  // namespace clusterd::cluster

@@ -19,7 +19,7 @@
 #include "unit/forwarding_store.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace job_registry_test {
 
 using model::JobStatus;
 using model::JobSummarySignal;
@@ -785,5 +785,5 @@ TEST_F(JobRegistryTest, JobOverFortyThousandRanksIsSlicedAndSignalledWithoutTabl
   EXPECT_EQ(signals[0].total, std::to_string(job->total_cm_num));
 }
 
-}  // namespace
+}  // namespace job_registry_test
 }  // namespace clusterd::cluster

@@ -7,7 +7,7 @@
 #include "job_test_objects.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace job_status_derivation_test {
 
 using model::JobStatus;
 using model::PodInfo;
@@ -87,5 +87,5 @@ TEST(JobStatusDerivation, ReschedulingGoesRunningFailedRunningNeverPending) {
             JobStatus::kRunning);
 }
 
-}  // namespace
+}  // namespace job_status_derivation_test
 }  // namespace clusterd::cluster

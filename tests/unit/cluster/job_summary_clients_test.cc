@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace job_summary_clients_test {
 
 class JobSummaryClientsTest : public ::testing::Test {
  protected:
@@ -92,5 +92,5 @@ TEST_F(JobSummaryClientsTest, SubscribesAreRateLimited) {
   EXPECT_TRUE(clients.BeginStream(id, "CCAgent").ok());
 }
 
-}  // namespace
+}  // namespace job_summary_clients_test
 }  // namespace clusterd::cluster

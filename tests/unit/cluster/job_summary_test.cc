@@ -9,7 +9,7 @@
 #include "rank_table_golden.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace job_summary_test {
 
 using model::JobStatus;
 using model::RankTable;
@@ -266,5 +266,5 @@ TEST(JobSummary, SnapshotBatchesByNpuCountAndSendsHugeJobsAlone) {
   EXPECT_TRUE(SnapshotBatches({}, kNow).empty());
 }
 
-}  // namespace
+}  // namespace job_summary_test
 }  // namespace clusterd::cluster

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace public_fault_test {
 
 constexpr int64_t kNow = 1741056920000;
 
@@ -274,5 +274,5 @@ TEST(PublicFaultStatistic, MoreThan4500FaultsOnlyCount) {
   EXPECT_EQ(data.count("Description"), 1u);
 }
 
-}  // namespace
+}  // namespace public_fault_test
 }  // namespace clusterd::cluster

@@ -11,7 +11,7 @@
 #include "rank_table_golden.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace rank_table_builder_test {
 
 using model::PodInfo;
 using testing::ExamplePod;
@@ -285,5 +285,5 @@ TEST(RankTableBuilder, OtherResourceTypesHaveNoRankList) {
   EXPECT_EQ(build.table.version, "");
 }
 
-}  // namespace
+}  // namespace rank_table_builder_test
 }  // namespace clusterd::cluster

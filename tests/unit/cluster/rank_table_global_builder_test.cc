@@ -9,7 +9,7 @@
 #include "rank_table_golden.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace rank_table_global_builder_test {
 
 using Json = nlohmann::ordered_json;
 using ::testing::HasSubstr;
@@ -178,5 +178,5 @@ TEST(GlobalRankTable, PodWithoutPodIpIsAnError) {
               HasSubstr("coordinator pod default/coordinator-0 has no status.podIP"));
 }
 
-}  // namespace
+}  // namespace rank_table_global_builder_test
 }  // namespace clusterd::cluster

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
-namespace {
+namespace repeat_offenders_test {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1767225600);
 absl::Time At(int minutes) { return kT0 + absl::Minutes(minutes); }
@@ -158,5 +158,5 @@ TEST(OffenderPolicy, ParsesAndRefusesNonsenseWithTheReason) {
   }
 }
 
-}  // namespace
+}  // namespace repeat_offenders_test
 }  // namespace clusterd::cluster

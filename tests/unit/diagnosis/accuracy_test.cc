@@ -14,7 +14,7 @@
 #include "unit/diagnosis/synthetic.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace accuracy_test {
 
 using testing::Fault;
 using testing::Scenario;
@@ -165,5 +165,5 @@ TEST(DiagnosisAccuracy, SyntheticCasesMeetTheBars) {
   EXPECT_LE(results[6].detected, kRuns / 100);
 }
 
-}  // namespace
+}  // namespace accuracy_test
 }  // namespace clusterd::diagnosis

@@ -11,7 +11,7 @@
 #include "unit/diagnosis/synthetic.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace controller_test {
 
 class RecordingSink : public PublicFaultSink {
  public:
@@ -486,5 +486,5 @@ TEST(GoIntSlice, RendersLikeGo) {
   EXPECT_EQ(GoIntSlice({}), "[]");
 }
 
-}  // namespace
+}  // namespace controller_test
 }  // namespace clusterd::diagnosis

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace feat_conf_test {
 
 constexpr std::string_view kShipped =
     R"({"jobName":"default-test-pytorch-2pod-16npu","jobNamespace":"default","normalNumber":20,"nSigma":3,
@@ -97,5 +97,5 @@ TEST(FeatConf, JobJsonKeepsTheEngineFieldOrderAndOmitsZeroThresholds) {
             R"("jobNamespace":"default","servers":[]})");
 }
 
-}  // namespace
+}  // namespace feat_conf_test
 }  // namespace clusterd::diagnosis

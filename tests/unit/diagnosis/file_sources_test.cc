@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace file_sources_test {
 
 namespace fs = std::filesystem;
 
@@ -112,5 +112,5 @@ TEST_F(FileSourceTest, PingmeshGoodFilesAreReadInNameOrder) {
   EXPECT_TRUE(source.HasTopology("0"));
 }
 
-}  // namespace
+}  // namespace file_sources_test
 }  // namespace clusterd::diagnosis

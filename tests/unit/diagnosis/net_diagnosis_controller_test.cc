@@ -15,7 +15,7 @@
 #include "unit/diagnosis/memory_pingmesh_result_source.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace net_diagnosis_controller_test {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -596,5 +596,5 @@ TEST_F(NetDiagnosisControllerTest, MalformedA5PathIsRefusedAndCounted) {
   EXPECT_FALSE(fs::exists(root_ / "cluster" / "super-pod-roce"));
 }
 
-}  // namespace
+}  // namespace net_diagnosis_controller_test
 }  // namespace clusterd::diagnosis

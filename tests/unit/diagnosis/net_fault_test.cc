@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace net_fault_test {
 
 TEST(NetFault, SdidAddressAndServerField) {
   EXPECT_EQ(SdidToAddress(62914560), "192.15.2.199");
@@ -240,5 +240,5 @@ TEST(NetFault, DetectorAnalysesOnceTheWindowIsFull) {
   EXPECT_EQ(d.rounds(), 2);
 }
 
-}  // namespace
+}  // namespace net_fault_test
 }  // namespace clusterd::diagnosis

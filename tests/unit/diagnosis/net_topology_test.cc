@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace net_topology_test {
 
 // One plane "p": racks R0..R5 of 2 NPUs each; L1 switch a above R0, R1, b above R2, R3, c above
 // R4, R5; one L2 switch x above a, b, c. NPU addresses "10.0.<rack>.<i>".
@@ -189,5 +189,5 @@ TEST(NetTopology, SuperPodAddressMapRefusesAnAddressOnTwoNodes) {
   EXPECT_EQ(t->at("10.1.0.2"), (NpuNetPath{"p", "0", "a", ""}));
 }
 
-}  // namespace
+}  // namespace net_topology_test
 }  // namespace clusterd::diagnosis

@@ -4,7 +4,7 @@
 #include "unit/diagnosis/synthetic.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace node_level_test {
 
 using testing::Fault;
 using testing::Generate;
@@ -193,5 +193,5 @@ TEST(DegradationHandler, RecoveryWithNothingReportedSendsNothing) {
   EXPECT_FALSE(step.next.degraded);
 }
 
-}  // namespace
+}  // namespace node_level_test
 }  // namespace clusterd::diagnosis

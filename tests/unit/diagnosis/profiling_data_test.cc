@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace profiling_data_test {
 
 TEST(StepTimeCsv, ParsesRows) {
   auto s = ParseStepTimeCsv("step time,durations\n1,1000\n2,1010\n");
@@ -78,5 +78,5 @@ TEST(DegradationLevelText, FormatsPercentWithTwoDecimals) {
   EXPECT_EQ(DegradationLevel(-0.1), "0.0%");
 }
 
-}  // namespace
+}  // namespace profiling_data_test
 }  // namespace clusterd::diagnosis

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace rank_data_reader_test {
 
 namespace fs = std::filesystem;
 
@@ -72,5 +72,5 @@ TEST_F(RankDataReaderTest, BadHeaderIsAProblem) {
   EXPECT_NE(problems[0].find("rank 7"), std::string::npos) << problems[0];
 }
 
-}  // namespace
+}  // namespace rank_data_reader_test
 }  // namespace clusterd::diagnosis

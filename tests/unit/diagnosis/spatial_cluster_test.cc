@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace spatial_cluster_test {
 
 TEST(SpatialCluster, WorkedExampleFindsTheLowRank) {
   // §6.8: TP group [0,1,2,3], last three ZP_device values in ms.
@@ -103,5 +103,5 @@ TEST(ClusterLevel, NoSlowNodeIsNotSlow) {
   EXPECT_EQ(r.ToJson("j", "c")["slownode_j"]["c"]["degradationLevel"], "0.0%");
 }
 
-}  // namespace
+}  // namespace spatial_cluster_test
 }  // namespace clusterd::diagnosis

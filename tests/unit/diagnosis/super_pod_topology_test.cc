@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace super_pod_topology_test {
 
 store::Object Node(std::string name, std::string pod, std::string type, std::string server,
                    std::string infos, std::string accel = "") {
@@ -106,5 +106,5 @@ TEST(SuperPodTopology, MalformedNpuInfoMapRefusesTheFileWithReason) {
   }
 }
 
-}  // namespace
+}  // namespace super_pod_topology_test
 }  // namespace clusterd::diagnosis

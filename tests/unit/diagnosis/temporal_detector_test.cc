@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::diagnosis {
-namespace {
+namespace temporal_detector_test {
 
 // §6.8: rank 5 stepTime in ms, N = 20, K = 3, p = 0.3.
 const std::vector<double> kWorked = {1000, 1010, 990,  1005, 995,  1002, 998,  1001, 999,
@@ -226,5 +226,5 @@ TEST(TemporalDetectorSynthetic, SpikeIsNotLearnedIntoTheBaseline) {
   EXPECT_DOUBLE_EQ(step.next.mean, 1000.0);
 }
 
-}  // namespace
+}  // namespace temporal_detector_test
 }  // namespace clusterd::diagnosis

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::faults {
-namespace {
+namespace duration_tracker_test {
 
 const DurationPolicy kRoce{"81078603", 20000, 60000, model::FaultLevel::kPreSeparateNPU};
 
@@ -99,5 +99,5 @@ TEST(DurationTracker, RestoredTimedOutRecoversUnlessTheCodeReturns) {
   EXPECT_EQ(out, (std::vector<DurationTransition>{{false, 160000}}));
 }
 
-}  // namespace
+}  // namespace duration_tracker_test
 }  // namespace clusterd::faults

@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::faults {
-namespace {
+namespace engine_test {
 
 using model::FaultLevel;
 using namespace testing;
@@ -277,5 +277,5 @@ TEST(DeviceFaultEngine, ManualNamesAddedByHandAreIgnored) {
   EXPECT_TRUE(engine.ManuallySeparatedNames().empty());
 }
 
-}  // namespace
+}  // namespace engine_test
 }  // namespace clusterd::faults

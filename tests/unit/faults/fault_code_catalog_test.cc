@@ -7,7 +7,7 @@
 #include "shipped_policy.h"
 
 namespace clusterd::faults {
-namespace {
+namespace fault_code_catalog_test {
 
 using model::FaultLevel;
 using testing::ReadDataFile;
@@ -110,5 +110,5 @@ TEST(HexCode, ParsesConfigurationSpellings) {
   EXPECT_EQ(MinimalHex(0x80E01801), "80e01801");
 }
 
-}  // namespace
+}  // namespace fault_code_catalog_test
 }  // namespace clusterd::faults

@@ -4,7 +4,7 @@
 #include "shipped_policy.h"
 
 namespace clusterd::faults {
-namespace {
+namespace fault_customization_test {
 
 using model::FaultLevel;
 
@@ -126,5 +126,5 @@ TEST(FaultCustomization, NonHexEventIdsAreSkipped) {
   EXPECT_EQ(issues[0].kind, "code_skipped");
 }
 
-}  // namespace
+}  // namespace fault_customization_test
 }  // namespace clusterd::faults

@@ -9,7 +9,7 @@
 #include "model/device_info.h"
 
 namespace clusterd::faults {
-namespace {
+namespace golden_test {
 
 using namespace testing;
 
@@ -131,5 +131,5 @@ TEST(GoldenDeviceInfo, FingerprintIgnoresTimeOnlyChanges) {
   EXPECT_EQ(a.fingerprint, b.fingerprint);
 }
 
-}  // namespace
+}  // namespace golden_test
 }  // namespace clusterd::faults

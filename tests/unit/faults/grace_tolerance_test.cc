@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::faults {
-namespace {
+namespace grace_tolerance_test {
 
 using model::FaultLevel;
 
@@ -130,5 +130,5 @@ TEST(ResetRing, RingsOfTheChipFamilies) {
   EXPECT_EQ(ResetRing(3, 8, 1), (std::vector<int>{3}));
 }
 
-}  // namespace
+}  // namespace grace_tolerance_test
 }  // namespace clusterd::faults

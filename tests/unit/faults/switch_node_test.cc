@@ -7,7 +7,7 @@
 #include "shipped_policy.h"
 
 namespace clusterd::faults {
-namespace {
+namespace switch_node_test {
 
 using testing::ReadDataFile;
 
@@ -222,5 +222,5 @@ TEST(NodeFaultEngine, OnceIsReportedForOneCycle) {
   EXPECT_TRUE(engine.Snapshot(catalog).fault_dev_list.empty());
 }
 
-}  // namespace
+}  // namespace switch_node_test
 }  // namespace clusterd::faults

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::faults {
-namespace {
+namespace timeline_test {
 
 using model::FaultLevel;
 using namespace testing;
@@ -226,5 +226,5 @@ TEST_F(HbmFrequencyTimeline, ThirdOccurrenceSeparatesUntilTheOperatorDeletesTheN
   EXPECT_TRUE(Faults(engine_).empty());
 }
 
-}  // namespace
+}  // namespace timeline_test
 }  // namespace clusterd::faults

@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::faults {
-namespace {
+namespace write_gate_test {
 
 TEST(StripFaultTimes, RemovesEveryTimeWithItsComma) {
   EXPECT_EQ(
@@ -52,5 +52,5 @@ TEST(SameNodeInfo, OrderInsensitive) {
   EXPECT_FALSE(SameNodeInfo(a, b));
 }
 
-}  // namespace
+}  // namespace write_gate_test
 }  // namespace clusterd::faults

@@ -7,7 +7,7 @@
 #include "model/device_fault.h"
 
 namespace clusterd::model {
-namespace {
+namespace device_info_test {
 
 // fault-pipeline.md §1.2.7, verbatim.
 constexpr std::string_view kExample =
@@ -130,5 +130,5 @@ TEST(DeviceFaults, FaultCodesAreSplitWithEverySpaceStripped) {
   EXPECT_EQ(SplitFaultCodes("   "), (std::vector<std::string>{""}));
 }
 
-}  // namespace
+}  // namespace device_info_test
 }  // namespace clusterd::model

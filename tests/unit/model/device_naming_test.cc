@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::model {
-namespace {
+namespace device_naming_test {
 
 constexpr char kFile[] = "/etc/npu/deviceNameCustomization.json";
 
@@ -256,5 +256,5 @@ TEST(DeviceNaming, ReadFileNamesAMissingFile) {
   EXPECT_EQ(missing.status().message(), "cannot read /nonexistent/deviceNameCustomization.json");
 }
 
-}  // namespace
+}  // namespace device_naming_test
 }  // namespace clusterd::model

@@ -7,7 +7,7 @@
 #include "model/pod_info.h"
 
 namespace clusterd::model {
-namespace {
+namespace job_pod_info_test {
 
 using Json = nlohmann::ordered_json;
 using ::testing::HasSubstr;
@@ -189,5 +189,5 @@ TEST(PodGroupInfo, ResourceTypeRules) {
   EXPECT_EQ(pg->resource_type, "");
 }
 
-}  // namespace
+}  // namespace job_pod_info_test
 }  // namespace clusterd::model

@@ -5,7 +5,7 @@
 #include "model/job_status.h"
 
 namespace clusterd::model {
-namespace {
+namespace job_profiling_switch_test {
 
 TEST(ProfilingSwitch, SerialisesInTheSpecOrder) {
   ProfilingSwitch s{"off", "on", "on", "on", "on"};
@@ -38,5 +38,5 @@ TEST(JobStatus, Spellings) {
   EXPECT_FALSE(IsFinished(JobStatus::kRunning));
 }
 
-}  // namespace
+}  // namespace job_profiling_switch_test
 }  // namespace clusterd::model

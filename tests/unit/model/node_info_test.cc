@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::model {
-namespace {
+namespace node_info_test {
 
 // fault-pipeline.md §1.3 example.
 constexpr std::string_view kExample =
@@ -46,5 +46,5 @@ TEST(NodeInfoUpdateTime, UtcUsesZAndOtherZonesAnOffset) {
   EXPECT_EQ(ParseNodeInfoUpdateTimeMs("garbage"), 0);
 }
 
-}  // namespace
+}  // namespace node_info_test
 }  // namespace clusterd::model

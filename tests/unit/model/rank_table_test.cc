@@ -4,7 +4,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::model {
-namespace {
+namespace rank_table_test {
 
 TEST(RankTable, ServerFieldOrderAndOmittedSuperDeviceId) {
   RankTableServer s;
@@ -52,5 +52,5 @@ TEST(RankTable, NullPortsAndAddressListRenderNull) {
       R"({"net_layer":1,"net_instance_id":"i","net_type":"CLOS","net_attr":"","rank_addr_list":null})");
 }
 
-}  // namespace
+}  // namespace rank_table_test
 }  // namespace clusterd::model

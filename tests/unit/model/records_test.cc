@@ -8,7 +8,7 @@
 #include "model/upgrade_fault_reason.h"
 
 namespace clusterd::model {
-namespace {
+namespace records_test {
 
 TEST(FaultLevel, NamesRoundTripAndOrderIsSeverity) {
   for (int i = 0; i < kNumFaultLevels; ++i) {
@@ -102,5 +102,5 @@ TEST(NpuNameList, SplitTrimsAndDropsEmpty) {
   EXPECT_EQ(JoinNpuNames({"a", "b"}), "a,b");
 }
 
-}  // namespace
+}  // namespace records_test
 }  // namespace clusterd::model

@@ -6,7 +6,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace advance_table_test {
 
 using testing::MakeConfig;
 using testing::MakeView;
@@ -215,5 +215,5 @@ INSTANTIATE_TEST_SUITE_P(
             {"ReplyReport(0)", "SendSignal(stopTrain)"}}),
     [](const ::testing::TestParamInfo<Row>& info) { return info.param.name; });
 
-}  // namespace
+}  // namespace advance_table_test
 }  // namespace clusterd::recovery

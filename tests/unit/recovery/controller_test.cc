@@ -7,7 +7,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace controller_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -350,5 +350,5 @@ TEST(Controller, TimersFromAnEarlierStateAreIgnored) {
   EXPECT_EQ(h.state(), State::kWaitFaultFlushFinished);
 }
 
-}  // namespace
+}  // namespace controller_test
 }  // namespace clusterd::recovery

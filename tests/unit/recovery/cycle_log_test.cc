@@ -8,7 +8,7 @@
 #include "recovery/side_effects.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace cycle_log_test {
 
 uint64_t Cycles(const std::string& strategy, const std::string& outcome) {
   return MetricsRegistry::Default()
@@ -94,5 +94,5 @@ TEST(CycleLog, FaultRanksReadAsRankColonType) {
   EXPECT_EQ(FaultRanksText({{0, 1}, {7, 0}}), "0:1,7:0");
 }
 
-}  // namespace
+}  // namespace cycle_log_test
 }  // namespace clusterd::recovery

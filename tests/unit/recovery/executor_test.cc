@@ -13,7 +13,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace executor_test {
 
 using ::testing::ElementsAre;
 using testing::MakeConfig;
@@ -600,5 +600,5 @@ TEST_F(ExecutorTest, AJobIdThatCannotNameItsRecordGetsNoController) {
   EXPECT_FALSE(ex.HasJob("job_7"));
 }
 
-}  // namespace
+}  // namespace executor_test
 }  // namespace clusterd::recovery

@@ -7,7 +7,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace om_flows_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -449,5 +449,5 @@ TEST(HotSwitch, SubHealthWithoutHotSwitchIsIgnoredUnlessGraceExitDumpOnly) {
   EXPECT_EQ(g.Signals().back().signal_type, "preExitProcess");
 }
 
-}  // namespace
+}  // namespace om_flows_test
 }  // namespace clusterd::recovery

@@ -6,7 +6,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace platform_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -154,5 +154,5 @@ TEST_F(Platform, ScheduleChecksFinishAtOnce) {
   EXPECT_EQ(h_.state(), State::kFaultRetry);
 }
 
-}  // namespace
+}  // namespace platform_test
 }  // namespace clusterd::recovery

@@ -9,7 +9,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace pod_group_index_test {
 
 using ::testing::ElementsAre;
 
@@ -116,5 +116,5 @@ TEST_F(PodGroupIndexTest, PodsWithoutAGroupOrWithAMalformedOneAreNotIndexed) {
   EXPECT_TRUE(PodsOf("ns", "42")->empty());
 }
 
-}  // namespace
+}  // namespace pod_group_index_test
 }  // namespace clusterd::recovery

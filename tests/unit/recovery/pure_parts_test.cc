@@ -9,7 +9,7 @@
 #include "recovery/strategy.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace pure_parts_test {
 
 using ::testing::ElementsAre;
 
@@ -306,5 +306,5 @@ TEST(JobView, RenamedDevicesCountAndCarryTheSuperPod) {
   EXPECT_FALSE(fixed.super_pod);
 }
 
-}  // namespace
+}  // namespace pure_parts_test
 }  // namespace clusterd::recovery

@@ -8,7 +8,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace record_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -271,5 +271,5 @@ TEST(Record, CheckRecordNameFollowsTheStoresRule) {
   EXPECT_FALSE(CheckRecordName("a b").ok());
 }
 
-}  // namespace
+}  // namespace record_test
 }  // namespace clusterd::recovery

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace reset_config_test {
 
 using ::testing::HasSubstr;
 
@@ -107,5 +107,5 @@ TEST(ResetConfig, NamesAndOperationNames) {
   EXPECT_EQ(ResetOperationName(ResetOperation::kNotifyFaultFlushing), "notifyFaultFlushing");
 }
 
-}  // namespace
+}  // namespace reset_config_test
 }  // namespace clusterd::recovery

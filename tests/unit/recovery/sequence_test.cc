@@ -7,7 +7,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace sequence_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -204,5 +204,5 @@ TEST(Section15Variant, NetworkRetryCarriesTimeout33AndWaitsForRouteConvergence) 
   EXPECT_EQ(h.Signals()[2].fault_ranks, (std::vector<FaultRank>{{9, 2}}));
 }
 
-}  // namespace
+}  // namespace sequence_test
 }  // namespace clusterd::recovery

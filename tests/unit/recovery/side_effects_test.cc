@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace side_effects_test {
 
 TEST(SideEffects, PodGroupPatches) {
   EXPECT_EQ(CanonicalJson(ProcessRecoverEnablePatch("pause")),
@@ -48,5 +48,5 @@ TEST(SideEffects, NodeAndFaultJobInfoPatches) {
   EXPECT_EQ(FaultJobInfoConfigMap("J", "{}")["data"]["J"], "{}");
 }
 
-}  // namespace
+}  // namespace side_effects_test
 }  // namespace clusterd::recovery

@@ -6,7 +6,7 @@
 #include "unit/recovery/harness.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace strategy_paths_test {
 
 using ::testing::ElementsAre;
 using testing::Harness;
@@ -471,5 +471,5 @@ TEST(StrategyPaths, RetryChosenButNotReportedKeepsTheFaultsForExit) {
   EXPECT_THAT(exit.node_rank_ids, ElementsAre(0));
 }
 
-}  // namespace
+}  // namespace strategy_paths_test
 }  // namespace clusterd::recovery

@@ -11,7 +11,7 @@
 #include "recovery/transitions.h"
 
 namespace clusterd::recovery {
-namespace {
+namespace vocabulary_test {
 
 TEST(Vocabulary, ActionsWithSpaces) {
   EXPECT_EQ(kActionPreExitProcess, "pre exit process");
@@ -239,5 +239,5 @@ TEST(Signals, ShapesOfSection56) {
             std::vector<std::string>{"continue_start_agent"});
 }
 
-}  // namespace
+}  // namespace vocabulary_test
 }  // namespace clusterd::recovery

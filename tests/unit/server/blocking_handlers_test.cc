@@ -24,7 +24,7 @@
 #include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
-namespace {
+namespace blocking_handlers_test {
 
 // More Register calls than gRPC 1.51 has callback threads on any machine (at most 16).
 constexpr int kStuckCalls = 40;
@@ -158,5 +158,5 @@ TEST_F(BlockingHandlersTest, OtherCallsAreAnsweredWhileRegisterCallsWaitForTheSt
   }
 }
 
-}  // namespace
+}  // namespace blocking_handlers_test
 }  // namespace clusterd::server

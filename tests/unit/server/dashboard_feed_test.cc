@@ -13,7 +13,7 @@
 #include "unit/cluster/fault_test_util.h"
 
 namespace clusterd::server {
-namespace {
+namespace dashboard_feed_test {
 
 FaultFeed::Entry Row(const std::string& node, const std::string& npu, const std::string& code,
                      const std::string& level) {
@@ -255,5 +255,5 @@ TEST_F(FaultFeedCentreTest, AnUnreadableConfigMapFallsBackToTheWholeView) {
                                       "occur node-9 Ascend910-3 80E01801 SeparateNPU"}));
 }
 
-}  // namespace
+}  // namespace dashboard_feed_test
 }  // namespace clusterd::server

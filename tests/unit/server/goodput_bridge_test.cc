@@ -13,7 +13,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::server {
-namespace {
+namespace goodput_bridge_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1767225600);
 
@@ -363,5 +363,5 @@ TEST_F(GoodputBridgeTest, ATaintIsAddedOnceBesideTheNodesOwn) {
   EXPECT_EQ((*node)["spec"]["taints"][1]["key"], std::string(kOffenderAnnotation));
 }
 
-}  // namespace
+}  // namespace goodput_bridge_test
 }  // namespace clusterd::server

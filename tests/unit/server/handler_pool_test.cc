@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::server {
-namespace {
+namespace handler_pool_test {
 
 TEST(HandlerPool, ATaskRunsOnAThreadOfThePool) {
   MetricsRegistry metrics;
@@ -53,5 +53,5 @@ TEST(HandlerPool, AFullQueueRefusesAndCountsAndTheDestructorRunsWhatWasQueued) {
   EXPECT_EQ(ran.load(), 3);
 }
 
-}  // namespace
+}  // namespace handler_pool_test
 }  // namespace clusterd::server

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::server {
-namespace {
+namespace http_authorization_test {
 
 TEST(HttpAuthorization, ThePeerTakesGrpcsFormSoThatOnePolicyReadsBoth) {
   HttpCaller v4;
@@ -95,5 +95,5 @@ TEST(HttpAuthorization, EveryRouteNeedsRead) {
   EXPECT_EQ(hook(stranger).code(), absl::StatusCode::kPermissionDenied);
 }
 
-}  // namespace
+}  // namespace http_authorization_test
 }  // namespace clusterd::server

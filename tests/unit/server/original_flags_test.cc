@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::server {
-namespace {
+namespace original_flags_test {
 
 std::vector<std::string> Args(std::vector<std::string> argv) {
   argv.insert(argv.begin(), "clusterd");
@@ -77,5 +77,5 @@ TEST(OriginalFlagsTest, EveryTranslationIsNoted) {
   EXPECT_EQ(t->notes[1], "original flag -useProxy=false read as the default");
 }
 
-}  // namespace
+}  // namespace original_flags_test
 }  // namespace clusterd::server

@@ -9,7 +9,7 @@
 #include "unit/forwarding_store.h"
 
 namespace clusterd::server {
-namespace {
+namespace recover_bridge_test {
 
 using ::testing::HasSubstr;
 
@@ -412,5 +412,5 @@ TEST_F(RecoveryBridgeTest, InitAndRegisterRefuseAJobIdThatCannotNameItsRecord) {
   EXPECT_THAT(reg.info, HasSubstr("DNS-1123"));
 }
 
-}  // namespace
+}  // namespace recover_bridge_test
 }  // namespace clusterd::server

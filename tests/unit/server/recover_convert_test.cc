@@ -7,7 +7,7 @@
 #include "recovery/signal.h"
 
 namespace clusterd::server {
-namespace {
+namespace recover_convert_test {
 
 using ::testing::ElementsAre;
 
@@ -222,7 +222,7 @@ TEST(RecoverConvert, RecoveryJsonShowsStateStrategyFaultsAndHistory) {
   EXPECT_EQ(j["history"][0]["to"], "NotifyWaitFaultFlushingState");
 }
 
-}  // namespace
+}  // namespace recover_convert_test
 TEST(RecoverConvert, RecoveryJsonSaysWhatTheArmedTimersWaitFor) {
   const absl::Time now = absl::FromUnixSeconds(1700000000);
   recovery::JobRecovery job = recovery::NewJobRecovery("job-1", recovery::JobConfig{});

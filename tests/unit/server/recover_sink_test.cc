@@ -7,7 +7,7 @@
 #include "server/recovery_sink.h"
 
 namespace clusterd::server {
-namespace {
+namespace recover_sink_test {
 
 recovery::Signal Stop(const std::string& uuid) {
   return recovery::StopSignal("job-1", uuid, {{3, 1}});
@@ -205,5 +205,5 @@ TEST_F(RecoverySinkTest, ShutdownAnswersPendingTicketsAndEndsStreams) {
   EXPECT_FALSE(sink_.WriteSignal("job-1", Stop("U")));
 }
 
-}  // namespace
+}  // namespace recover_sink_test
 }  // namespace clusterd::server

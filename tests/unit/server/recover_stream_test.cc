@@ -15,7 +15,7 @@
 #include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
-namespace {
+namespace recover_stream_test {
 
 using Channel = StreamChannel<::ProcessManageSignal>;
 
@@ -133,5 +133,5 @@ TEST_F(RecoverStreamTest, AClientThatNeverReadsNeverBlocksTheProducer) {
   ctx_.TryCancel();
 }
 
-}  // namespace
+}  // namespace recover_stream_test
 }  // namespace clusterd::server

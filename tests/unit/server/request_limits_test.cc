@@ -14,7 +14,7 @@
 #include "server/decode_error_interceptor.h"
 
 namespace clusterd::server {
-namespace {
+namespace request_limits_test {
 
 TEST(RequestLimits, AnIdOverTheBoundIsRefusedNamingTheFieldNotItsValue) {
   ::ClientInfo info;
@@ -157,5 +157,5 @@ TEST(DecodeErrorInterceptor, TheAnswerNamesTheRequestMessageOfTheMethod) {
             "request body is not a valid request message, method=/No/Such");
 }
 
-}  // namespace
+}  // namespace request_limits_test
 }  // namespace clusterd::server

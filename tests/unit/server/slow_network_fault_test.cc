@@ -22,7 +22,7 @@
 #include "store/memory/memory_store.h"
 
 namespace clusterd::server {
-namespace {
+namespace slow_network_fault_test {
 
 using diagnosis::FaultyPath;
 using diagnosis::NetAlarm;
@@ -148,5 +148,5 @@ TEST_F(SlowNetworkFaultTest, EveryA5ElementAlarmReachesTheFaultCentreOnItsSource
   }
 }
 
-}  // namespace
+}  // namespace slow_network_fault_test
 }  // namespace clusterd::server

@@ -14,7 +14,7 @@
 #include "unit/server/loopback_server.h"
 
 namespace clusterd::server {
-namespace {
+namespace stream_hub_test {
 
 using Message = ::config::RankTableStream;
 
@@ -212,5 +212,5 @@ TEST_F(StreamHubTest, AClientThatGoesAwayRunsOnDone) {
   EXPECT_FALSE(hub_.Find("job")->HasStream());
 }
 
-}  // namespace
+}  // namespace stream_hub_test
 }  // namespace clusterd::server

@@ -7,7 +7,7 @@
 #include "sim/sim_objects.h"
 
 namespace clusterd::sim {
-namespace {
+namespace a5_network_test {
 
 // 8 nodes x 8 NPUs in 2 planes; 2 nodes per rack, 2 racks per L1, 2 L1 switches per L2.
 ClusterSpec A5Cluster() {
@@ -72,5 +72,5 @@ TEST(A5Network, ALinkNamesTheNodesBelowItAndClusterdsElementIds) {
   EXPECT_EQ(LinkRootCause(c, l1), "link 1.L1-1->1.L2-0");
 }
 
-}  // namespace
+}  // namespace a5_network_test
 }  // namespace clusterd::sim

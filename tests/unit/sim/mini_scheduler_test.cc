@@ -8,7 +8,7 @@
 #include "store/object_store.h"
 
 namespace clusterd::sim {
-namespace {
+namespace mini_scheduler_test {
 
 class MiniSchedulerTest : public ::testing::Test {
  protected:
@@ -161,5 +161,5 @@ TEST_F(MiniSchedulerTest, HotSwitchBackupPodIsCreatedAndTakesOver) {
   EXPECT_EQ(after[1].name, backup);
 }
 
-}  // namespace
+}  // namespace mini_scheduler_test
 }  // namespace clusterd::sim

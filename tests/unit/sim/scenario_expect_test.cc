@@ -7,7 +7,7 @@
 #include "sim/scenario_run.h"
 
 namespace clusterd::sim {
-namespace {
+namespace scenario_expect_test {
 
 FaultSpec SlowLink(std::string expect) {
   FaultSpec f;
@@ -76,5 +76,5 @@ TEST(ScenarioExpect, A5LinkNamedButNotInTheFaultCentreFailsTheRun) {
                                      "cause(s) npu 10.0.3.10, expected link 0.rack-1->0.L1-0"});
 }
 
-}  // namespace
+}  // namespace scenario_expect_test
 }  // namespace clusterd::sim

@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::sim {
-namespace {
+namespace scenario_test {
 
 const faults::FaultCodeCatalog& Catalog() {
   static const faults::FaultCodeCatalog* catalog = [] {
@@ -268,5 +268,5 @@ TEST(Scenario, GoodputChecksParseAndRefuseNonsense) {
                                 "unknown key \"tolerence\" in goodput"));
 }
 
-}  // namespace
+}  // namespace scenario_test
 }  // namespace clusterd::sim

@@ -5,7 +5,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::sim {
-namespace {
+namespace signal_attribution_test {
 
 const absl::Time kStart = absl::FromUnixSeconds(1800000000);
 
@@ -119,5 +119,5 @@ TEST(SignalAttribution, AnExpectedFaultMustSignalEveryHolderAtInjection) {
             "signalled");
 }
 
-}  // namespace
+}  // namespace signal_attribution_test
 }  // namespace clusterd::sim

@@ -9,7 +9,7 @@
 #include "store/object_store.h"
 
 namespace clusterd::sim {
-namespace {
+namespace sim_nodes_test {
 
 TEST(SimNodes, NodesWithoutARunningAgentWriteTheirDeviceInfoOnceAndRefuseFaults) {
   auto store = store::OpenStore("memory");
@@ -39,5 +39,5 @@ TEST(SimNodes, NodesWithoutARunningAgentWriteTheirDeviceInfoOnceAndRefuseFaults)
   nodes.Stop();
 }
 
-}  // namespace
+}  // namespace sim_nodes_test
 }  // namespace clusterd::sim

@@ -15,7 +15,7 @@
 #include "sim/sim_objects.h"
 
 namespace clusterd::sim {
-namespace {
+namespace sim_pingmesh_test {
 
 namespace fs = std::filesystem;
 
@@ -212,5 +212,5 @@ TEST(SuperPodIdentity, SdidsFollowTheSpecExampleLayout) {
   EXPECT_FALSE(NodeObject(cluster, 1)["metadata"]["annotations"].contains("baseDeviceInfos"));
 }
 
-}  // namespace
+}  // namespace sim_pingmesh_test
 }  // namespace clusterd::sim

@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 
 namespace clusterd::sim {
-namespace {
+namespace trace_replay_test {
 
 std::string Event(const std::string& node, double day, const std::string& type,
                   const std::string& cls = "GPU",
@@ -197,5 +197,5 @@ TEST(TraceReplay, AMissingOrBadTraceNamesTheScenarioLine) {
   std::filesystem::remove(bad);
 }
 
-}  // namespace
+}  // namespace trace_replay_test
 }  // namespace clusterd::sim
