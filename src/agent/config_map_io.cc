@@ -2,17 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
+#include "common/sv.h"
 
 namespace clusterd::agent {
 
-namespace {
-
-std::string Describe(std::string_view ns, std::string_view name) {
-  return absl::StrCat("configmap ", absl::string_view(ns.data(), ns.size()), "/",
-                      absl::string_view(name.data(), name.size()));
+std::string DescribeConfigMap(std::string_view ns, std::string_view name) {
+  return absl::StrCat("configmap ", Sv(ns), "/", Sv(name));
 }
-
-}  // namespace
 
 store::Object ConfigMapObject(const ConfigMapSpec& spec) {
   store::Object object;
@@ -33,11 +29,11 @@ absl::Status WriteConfigMap(store::ObjectStore& store, const ConfigMapSpec& spec
   absl::StatusOr<store::Object> updated = store.Update(store::kConfigMaps, object);
   if (updated.ok()) return absl::OkStatus();
   if (!absl::IsNotFound(updated.status())) {
-    return Annotate(updated.status(), Describe(spec.ns, spec.name));
+    return Annotate(updated.status(), DescribeConfigMap(spec.ns, spec.name));
   }
   absl::StatusOr<store::Object> created = store.Create(store::kConfigMaps, object);
   if (created.ok()) return absl::OkStatus();
-  return Annotate(created.status(), Describe(spec.ns, spec.name));
+  return Annotate(created.status(), DescribeConfigMap(spec.ns, spec.name));
 }
 
 ConfigMapData DataOf(const store::Object& config_map) {
@@ -56,7 +52,7 @@ absl::StatusOr<std::optional<ConfigMapData>> ReadConfigMapData(store::ObjectStor
   absl::StatusOr<store::Object> object =
       store.Get({std::string(store::kConfigMaps), std::string(ns), std::string(name)});
   if (absl::IsNotFound(object.status())) return std::optional<ConfigMapData>();
-  if (!object.ok()) return Annotate(object.status(), Describe(ns, name));
+  if (!object.ok()) return Annotate(object.status(), DescribeConfigMap(ns, name));
   return std::optional<ConfigMapData>(DataOf(*object));
 }
 
@@ -65,7 +61,7 @@ absl::Status DeleteConfigMap(store::ObjectStore& store, std::string_view ns,
   absl::Status s =
       store.Delete({std::string(store::kConfigMaps), std::string(ns), std::string(name)});
   if (s.ok() || absl::IsNotFound(s)) return absl::OkStatus();
-  return Annotate(s, Describe(ns, name));
+  return Annotate(s, DescribeConfigMap(ns, name));
 }
 
 }  // namespace clusterd::agent

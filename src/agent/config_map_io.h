@@ -20,6 +20,9 @@ struct ConfigMapSpec {
   ConfigMapData data;
 };
 
+// "configmap NS/NAME", as the agent's errors name a ConfigMap.
+std::string DescribeConfigMap(std::string_view ns, std::string_view name);
+
 // The ConfigMap object `spec` describes (apiVersion, kind, metadata, data).
 store::Object ConfigMapObject(const ConfigMapSpec& spec);
 

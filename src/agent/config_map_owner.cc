@@ -7,11 +7,6 @@ namespace clusterd::agent {
 
 namespace {
 
-std::string DescribeOwnedConfigMap(std::string_view ns, std::string_view name) {
-  return absl::StrCat("configmap ", absl::string_view(ns.data(), ns.size()), "/",
-                      absl::string_view(name.data(), name.size()));
-}
-
 std::string ResourceVersionOf(const store::Object& object) {
   auto metadata = object.find("metadata");
   if (metadata == object.end() || !metadata->is_object()) return "";
@@ -39,16 +34,15 @@ absl::StatusOr<GuardedWrite> WriteOwnedConfigMap(store::ObjectStore& store,
   if (absl::IsNotFound(stored.status())) {
     // Create fails with AlreadyExists when another writer created it meanwhile: never replaced.
     absl::StatusOr<store::Object> created = store.Create(store::kConfigMaps, object);
-    if (!created.ok())
-      return Annotate(created.status(), DescribeOwnedConfigMap(spec.ns, spec.name));
+    if (!created.ok()) return Annotate(created.status(), DescribeConfigMap(spec.ns, spec.name));
     return GuardedWrite{true, "", false};
   }
-  if (!stored.ok()) return Annotate(stored.status(), DescribeOwnedConfigMap(spec.ns, spec.name));
+  if (!stored.ok()) return Annotate(stored.status(), DescribeConfigMap(spec.ns, spec.name));
   GuardedWrite result{false, WriterOf(*stored), true};
   if (result.writer != kAgentWriter && !take_over) return result;
   object["metadata"]["resourceVersion"] = ResourceVersionOf(*stored);
   absl::StatusOr<store::Object> updated = store.Update(store::kConfigMaps, object);
-  if (!updated.ok()) return Annotate(updated.status(), DescribeOwnedConfigMap(spec.ns, spec.name));
+  if (!updated.ok()) return Annotate(updated.status(), DescribeConfigMap(spec.ns, spec.name));
   result.done = true;
   return result;
 }
@@ -58,11 +52,11 @@ absl::StatusOr<GuardedWrite> DeleteOwnedConfigMap(store::ObjectStore& store, std
   const store::ObjectKey key{std::string(store::kConfigMaps), std::string(ns), std::string(name)};
   absl::StatusOr<store::Object> stored = store.Get(key);
   if (absl::IsNotFound(stored.status())) return GuardedWrite{true, "", false};
-  if (!stored.ok()) return Annotate(stored.status(), DescribeOwnedConfigMap(ns, name));
+  if (!stored.ok()) return Annotate(stored.status(), DescribeConfigMap(ns, name));
   GuardedWrite result{false, WriterOf(*stored), true};
   if (result.writer != kAgentWriter && !take_over) return result;
   absl::Status s = store.Delete(key, ResourceVersionOf(*stored));
-  if (!s.ok() && !absl::IsNotFound(s)) return Annotate(s, DescribeOwnedConfigMap(ns, name));
+  if (!s.ok() && !absl::IsNotFound(s)) return Annotate(s, DescribeConfigMap(ns, name));
   result.done = true;
   return result;
 }
