@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "server/method_names.h"
+#include "server/rpc_util.h"
 
 namespace clusterd::server {
 
@@ -70,9 +71,8 @@ grpc::ServerWriteReactor<::config::RankTableStream>* ConfigService::SubscribeRan
   if (publisher == nullptr) {
     return RefuseStream<::config::RankTableStream>(
         method::kConfigSubscribeRankTable,
-        grpc::Status(grpc::StatusCode::UNKNOWN,
-                     absl::StrCat("jobId=", job_id, " not registered, role=", request->role(),
-                                  ", method=", method::kConfigSubscribeRankTable)));
+        GoError(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
+                method::kConfigSubscribeRankTable));
   }
   RecordRpc(method::kConfigSubscribeRankTable, grpc::StatusCode::OK);
   feed_.RequestAfterSubscribe(job_id);

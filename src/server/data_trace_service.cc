@@ -4,6 +4,7 @@
 #include "auth/permissions.h"
 #include "common/log.h"
 #include "server/method_names.h"
+#include "server/rpc_util.h"
 
 namespace clusterd::server {
 namespace {
@@ -18,11 +19,6 @@ void ToProto(const model::ProfilingSwitch& s, ::ProfilingSwitch* p) {
   p->set_savecheckpoint(s.save_checkpoint);
   p->set_fp(s.fp);
   p->set_dataloader(s.data_loader);
-}
-
-// The original fails these calls with a plain Go error (UNKNOWN) carrying the response text.
-grpc::Status Failure(absl::string_view text, absl::string_view method) {
-  return grpc::Status(grpc::StatusCode::UNKNOWN, absl::StrCat(text, ", method=", method));
 }
 
 }  // namespace
@@ -74,7 +70,7 @@ grpc::ServerUnaryReactor* DataTraceService::ModifyTrainingDataTraceSwitch(
               r.code == cluster::kDataTraceOk ? "ok" : "refused", absl::StrCat("code=", r.code));
     response->set_code(r.code);
     response->set_message(r.message);
-    return r.rpc_error ? Failure(r.message, method::kDataTraceModify) : grpc::Status::OK;
+    return r.rpc_error ? GoError(r.message, method::kDataTraceModify) : grpc::Status::OK;
   });
 }
 
@@ -89,7 +85,7 @@ grpc::ServerUnaryReactor* DataTraceService::GetTrainingDataTraceSwitch(
     response->set_message(r.message);
     if (r.code == cluster::kDataTraceOk)
       ToProto(r.profiling_switch, response->mutable_profilingswitch());
-    return r.rpc_error ? Failure(r.message, method::kDataTraceGet) : grpc::Status::OK;
+    return r.rpc_error ? GoError(r.message, method::kDataTraceGet) : grpc::Status::OK;
   });
 }
 
@@ -110,7 +106,7 @@ grpc::ServerWriteReactor<::DataStatusRes>* DataTraceService::SubscribeDataTraceS
   if (job_id.empty() || !known) {
     return RefuseStream<::DataStatusRes>(
         method::kDataTraceSubscribe,
-        Failure(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
+        GoError(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
                 method::kDataTraceSubscribe));
   }
   RecordRpc(method::kDataTraceSubscribe, grpc::StatusCode::OK);

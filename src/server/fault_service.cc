@@ -5,14 +5,10 @@
 #include "cluster/job_uuid.h"
 #include "common/log.h"
 #include "server/method_names.h"
+#include "server/rpc_util.h"
 
 namespace clusterd::server {
 namespace {
-
-// The original answers these with a plain Go error: code UNKNOWN, its text, then the method.
-grpc::Status FaultRefusal(absl::string_view text, absl::string_view method) {
-  return grpc::Status(grpc::StatusCode::UNKNOWN, absl::StrCat(text, ", method=", method));
-}
 
 // §4.1: 8..128 bytes, no character in U+4E00..U+9FA5.
 bool ValidQueryJobId(const std::string& id) {
@@ -125,7 +121,7 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
       return ToGrpcStatus(s);
     }
     if (request->role().empty()) {
-      return FaultRefusal("role is required", method::kFaultRegister);
+      return GoError("role is required", method::kFaultRegister);
     }
     if (absl::Status s = MayFollow(*ctx, method::kFaultRegister, request->jobid()); !s.ok()) {
       return ToGrpcStatus(s);
@@ -137,7 +133,7 @@ grpc::ServerUnaryReactor* FaultService::Register(grpc::CallbackServerContext* ct
         subscriptions_.Register(request->jobid(), request->role(), known);
     response->set_code(r.code);
     response->set_info(r.info);
-    if (r.rpc_error) return FaultRefusal(r.info, method::kFaultRegister);
+    if (r.rpc_error) return GoError(r.info, method::kFaultRegister);
     hub_.Open(r.publisher);
     Deliver(r.initial);
     LogInfo("fault-service", "publisher registered",
@@ -154,7 +150,7 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
     return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
   }
   if (request->role().empty()) {
-    return RefuseStream<::fault::FaultMsgSignal>(method, FaultRefusal("role is required", method));
+    return RefuseStream<::fault::FaultMsgSignal>(method, GoError("role is required", method));
   }
   if (absl::Status s = MayFollow(*ctx, method, request->jobid()); !s.ok()) {
     return RefuseStream<::fault::FaultMsgSignal>(method, ToGrpcStatus(s));
@@ -165,8 +161,7 @@ grpc::ServerWriteReactor<::fault::FaultMsgSignal>* FaultService::SubscribeFaultM
   if (mailbox == nullptr || !subscriptions_.IsRegistered(job_id, request->role())) {
     return RefuseStream<::fault::FaultMsgSignal>(
         method,
-        FaultRefusal(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()),
-                     method));
+        GoError(absl::StrCat("jobId=", job_id, " not registered, role=", request->role()), method));
   }
   RecordRpc(method, grpc::StatusCode::OK);
   return hub_.Subscribe(mailbox, nullptr);
@@ -186,7 +181,7 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
     if (!query_bucket_.TryAcquire()) {
       response->set_code(429);
       response->set_info("rate limited, please try again later");
-      return FaultRefusal(response->info(), method::kFaultGetFaultMsgSignal);
+      return GoError(response->info(), method::kFaultGetFaultMsgSignal);
     }
     const std::string& job_id = request->jobid();
     if (job_id.empty()) {
@@ -207,7 +202,7 @@ grpc::ServerUnaryReactor* FaultService::GetFaultMsgSignal(grpc::CallbackServerCo
     if (!ValidQueryJobId(job_id)) {
       response->set_code(409);
       response->set_info(absl::StrCat("job with jobId: ", job_id, " is invalid"));
-      return FaultRefusal(response->info(), method::kFaultGetFaultMsgSignal);
+      return GoError(response->info(), method::kFaultGetFaultMsgSignal);
     }
     // The original answers from the job fault ranks of every job the registry holds, unfiltered:
     // a healthy job is "all info returned" too, and NotHandleFault entries are shown.

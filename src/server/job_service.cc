@@ -6,18 +6,9 @@
 #include "auth/permissions.h"
 #include "common/log.h"
 #include "server/method_names.h"
+#include "server/rpc_util.h"
 
 namespace clusterd::server {
-namespace {
-
-// The original answers these with a plain Go error: code UNKNOWN. The details carry the
-// original's text, then the method (as every error of this server does).
-grpc::Status JobRefusal(absl::string_view text, absl::string_view method) {
-  return grpc::Status(grpc::StatusCode::UNKNOWN, absl::StrCat(text, ", method=", method));
-}
-
-}  // namespace
-
 JobService::JobService(UnaryGate& gate, Clock& clock, cluster::JobRegistry& registry,
                        cluster::JobSummaryClients::Limits limits)
     : GatedService(gate),
@@ -69,7 +60,7 @@ grpc::ServerUnaryReactor* JobService::Register(grpc::CallbackServerContext* ctx,
     response->set_code(r.code);
     response->set_info(r.info);
     response->set_clientid(r.client_id);
-    if (r.rpc_error) return JobRefusal(r.info, method::kJobRegister);
+    if (r.rpc_error) return GoError(r.info, method::kJobRegister);
     if (!r.client_id.empty()) hub_.Open(r.client_id);
     LogInfo("job-service", "client registered",
             {{"role", request->role()}, {"code", r.code}, {"client", r.client_id}});
@@ -94,7 +85,7 @@ grpc::ServerWriteReactor<::job::JobSummarySignal>* JobService::SubscribeJobSumma
   if (!stream.ok()) {
     return RefuseStream<::job::JobSummarySignal>(
         method::kJobSubscribeJobSummarySignal,
-        JobRefusal(stream.status().message(), method::kJobSubscribeJobSummarySignal));
+        GoError(stream.status().message(), method::kJobSubscribeJobSummarySignal));
   }
   auto mailbox = hub_.Find(client_id);
   if (mailbox == nullptr) mailbox = hub_.Open(client_id);
@@ -122,7 +113,7 @@ grpc::ServerWriteReactor<::job::JobSummarySignalList>* JobService::SubscribeJobS
   if (!stream.ok()) {
     return RefuseStream<::job::JobSummarySignalList>(
         method::kJobSubscribeJobSummarySignalList,
-        JobRefusal(stream.status().message(), method::kJobSubscribeJobSummarySignalList));
+        GoError(stream.status().message(), method::kJobSubscribeJobSummarySignalList));
   }
   auto mailbox = hub_.Find(client_id);
   if (mailbox == nullptr) mailbox = hub_.Open(client_id);

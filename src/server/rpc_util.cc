@@ -16,6 +16,10 @@ grpc::ServerUnaryReactor* FinishUnary(grpc::CallbackServerContext* ctx, grpc::St
   return reactor;
 }
 
+grpc::Status GoError(absl::string_view text, absl::string_view method) {
+  return grpc::Status(grpc::StatusCode::UNKNOWN, absl::StrCat(text, ", method=", method));
+}
+
 grpc::Status NotImplementedYet(absl::string_view full_method) {
   return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                       absl::StrCat("method ", full_method, " is not implemented yet"));

@@ -15,6 +15,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // Unary reactor that finishes at once with `status`.
 grpc::ServerUnaryReactor* FinishUnary(grpc::CallbackServerContext* ctx, grpc::Status status);
 
+// What the original answers with a plain Go error: code UNKNOWN, the error's text, then
+// ", method=" and the full method.
+grpc::Status GoError(absl::string_view text, absl::string_view method);
+
 // What a method that is not built yet answers: UNIMPLEMENTED naming the full method.
 grpc::Status NotImplementedYet(absl::string_view full_method);
 
