@@ -367,11 +367,12 @@ runtime::Result FaultCentre::Reconcile(const FaultCentreKey& key) {
       }
       last_index_refresh_ = now;
       RefreshIndex(&gone);
-      // A refresh reads every job of the registry. While 20,000 jobs registered (each Register
-      // changes its PodGroup), refreshing at the minimum interval took half of clusterd's CPU.
-      // The next refresh waits ten times as long as this one took (at most kMaxIndexRefreshGap):
-      // refreshes take about a tenth of a core at most, and a changed job waits at most that
-      // long to be indexed.
+      // A refresh reads the jobs changed since the last one; a start, or a reader so far
+      // behind that the registry forgot jobs gone since, reads every job. While 20,000 jobs
+      // registered (each Register changes its PodGroup), refreshing every job at the minimum
+      // interval took half of clusterd's CPU. The next refresh waits ten times as long as
+      // this one took (at most kMaxIndexRefreshGap): refreshes take about a tenth of a core at
+      // most, and a changed job waits at most that long to be indexed.
       index_refresh_gap_ = std::min((clock_.Now() - now) * 10, kMaxIndexRefreshGap);
       result = runtime::Result::RequeueAfter(options_.job_index_period);
       break;

@@ -329,6 +329,7 @@ class FaultCentre {
   // The registry snapshot the index was built from, kept alive so that an unchanged job (the
   // same record, PodGroup and pod objects) is recognised by pointer and not built again.
   std::map<std::string, JobRegistry::FaultSnapshotEntry> index_source_;  // by job id; worker only
+  uint64_t index_cursor_ = 0;  // of the registry's FaultViewChangesSince; worker only
   absl::Time last_index_refresh_ = absl::InfinitePast();                 // worker only
   absl::Duration index_refresh_gap_ = absl::ZeroDuration();              // worker only
   std::map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);

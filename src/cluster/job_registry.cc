@@ -102,6 +102,11 @@ void JobRegistry::AddViewListener(std::function<void()> listener) {
 }
 
 void JobRegistry::NotifyView() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (view_notified_ == view_seq_) return;  // nothing a reader would see
+    view_notified_ = view_seq_;
+  }
   for (const auto& listener : view_listeners_) listener();
 }
 
@@ -181,6 +186,9 @@ void JobRegistry::Reject(std::string_view reason, std::string_view message, bool
 void JobRegistry::QueueOperation(const std::string& job_id, JobOperation op) {
   pending_[job_id] = op;  // latest operation wins
   ++generation_[job_id];
+  // Every change of the job's PodGroup or pods queues it: the fault view's entry of the job
+  // (its pods, its PodGroup) changed with it.
+  MarkViewLocked(job_id);
   controller_.Enqueue(job_id);
 }
 
@@ -391,6 +399,7 @@ void JobRegistry::RecoverFromSummary(const store::Object& cm) {
   }
   r.resource_type = labels_ring.empty() ? std::string(model::kResourceTypeNpu) : "";
   records_[job_id] = std::make_shared<const JobRecord>(std::move(r));
+  MarkViewLocked(job_id);
   if (!pending_.contains(job_id)) QueueOperation(job_id, JobOperation::kUpdate);
 }
 
@@ -504,6 +513,7 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
         provisional_[key] = {generation_[key], step.changes_record && step.record.has_value()
                                                    ? std::make_shared<const JobRecord>(*step.record)
                                                    : nullptr};
+        MarkViewLocked(key);
       }
       NotifyView();
       return runtime::Result::Retry(s);
@@ -511,19 +521,19 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
   }
   ReconcileCounter(step.transition).Increment();
   std::optional<absl::Duration> expire_in;
-  bool view_changed = false;
   {
     absl::MutexLock lock(&mu_);
     for (const std::string& id : step.drop_records) {
       records_.erase(id);
       provisional_.erase(id);
       if (!pending_.contains(id)) generation_.erase(id);
+      MarkViewLocked(id);
     }
     if (step.changes_record && step.record.has_value()) {
       current = std::make_shared<const JobRecord>(*std::move(step.record));
       records_[key] = current;
     }
-    view_changed = provisional_.erase(key) > 0 || step.changes_record;
+    if (provisional_.erase(key) > 0 || step.changes_record) MarkViewLocked(key);
     // A pre-deleted record (new or still) is due for deletion after the grace.
     if (current != nullptr && current->pre_deleted) {
       expire_in =
@@ -535,7 +545,7 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     LogInfo(kJobRegistryLog, "job reconciled",
             {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
   }
-  if (view_changed) NotifyView();
+  NotifyView();  // when this reconcile, or a change of the job's pods, moved the view
   if (step.signal.has_value()) Emit(*std::move(step.signal));
   reconcile_seconds_.Observe(absl::ToDoubleSeconds(clock_.Now() - start));
   if (expire_in.has_value()) return runtime::Result::RequeueAfter(*expire_in);
@@ -573,7 +583,10 @@ runtime::Result JobRegistry::DecideAhead(const std::string& key, JobOperation op
   {
     absl::MutexLock lock(&mu_);
     // A newer operation queued meanwhile decides again at its own turn.
-    if (generation_[key] == generation) provisional_[key] = {generation, std::move(decided)};
+    if (generation_[key] == generation) {
+      provisional_[key] = {generation, std::move(decided)};
+      MarkViewLocked(key);
+    }
   }
   NotifyView();
   return runtime::Result::RequeueAfter(wait);
@@ -621,10 +634,11 @@ size_t JobRegistry::DecideStartJobs() {
       // An operation queued meanwhile (a watch event) decides again at its own turn.
       if (generation_[item.key] == item.generation) {
         provisional_[item.key] = {item.generation, std::move(item.decided)};
+        MarkViewLocked(item.key);
       }
     }
   }
-  if (!items.empty()) NotifyView();
+  NotifyView();
   return items.size();
 }
 
@@ -664,6 +678,7 @@ runtime::Result JobRegistry::ReconcileExpiry(const std::string& job_id) {
       records_.erase(it);
       provisional_.erase(job_id);
       generation_.erase(job_id);
+      MarkViewLocked(job_id);
     }
     UpdateGaugesLocked();
   }

@@ -563,6 +563,110 @@ TEST_F(JobRegistryTest, ANewJobIsInTheFaultViewBeforeItsFirstWrite) {
   EXPECT_EQ(registry_->FaultSnapshot().size(), 2u);
 }
 
+// A change of a job's pods that leaves its record as it was still reaches the fault view's
+// readers: the pods are part of the view (which NPUs the job holds). Only a changed record used
+// to call the view listeners, so the fault centre saw such a change only when another job moved.
+TEST_F(JobRegistryTest, APodChangeThatLeavesTheRecordAsItWasMovesTheFaultView) {
+  int views = 0;
+  registry_->AddViewListener([&views] { ++views; });
+  RunExampleJob();
+  const JobRegistry::FaultViewChanges before = registry_->FaultViewChangesSince(0);
+  ASSERT_TRUE(before.everything);
+  ASSERT_EQ(before.jobs.size(), 1u);
+  const int views_before = views;
+  PodSpec a = ExamplePod(0);
+  a.master_addr_env = "192.168.0.11";
+  a.labels = {{"team", "search"}};
+  PutPod(a);
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(views, views_before + 1);
+  const JobRegistry::FaultViewChanges after = registry_->FaultViewChangesSince(before.cursor);
+  EXPECT_FALSE(after.everything);
+  ASSERT_EQ(after.jobs.size(), 1u);
+  EXPECT_EQ(after.jobs[0].record, before.jobs[0].record) << "the record is unchanged";
+  ASSERT_EQ(after.jobs[0].pods.size(), 2u);
+  EXPECT_NE(after.jobs[0].pods, before.jobs[0].pods);
+  EXPECT_TRUE(after.gone.empty());
+  // Nothing changed since: the next read is empty, and no listener is called for nothing.
+  registry_->controller().RunUntilIdleForTest();
+  EXPECT_EQ(views, views_before + 1);
+  const JobRegistry::FaultViewChanges idle = registry_->FaultViewChangesSince(after.cursor);
+  EXPECT_FALSE(idle.everything);
+  EXPECT_TRUE(idle.jobs.empty());
+  EXPECT_EQ(idle.cursor, after.cursor);
+}
+
+// A reader of the fault view reads what changed since its cursor, not every job: the job whose
+// PodGroup went, then that job again when its record expires and it leaves the view.
+TEST_F(JobRegistryTest, TheFaultViewChangesHoldOnlyTheJobsChangedSinceTheCursor) {
+  AddNumberedPodGroups(5);
+  registry_->controller().RunUntilIdleForTest();
+  const JobRegistry::FaultViewChanges all = registry_->FaultViewChangesSince(0);
+  EXPECT_TRUE(all.everything);
+  EXPECT_EQ(all.jobs.size(), 5u);
+
+  PodGroupSpec third;
+  third.name = "pg-2";
+  third.uid = "pg-uid-2";
+  third.owner_uid = "job-2";
+  third.owner_name = "job-2";
+  DeletePodGroup(third);
+  registry_->controller().RunUntilIdleForTest();
+  const JobRegistry::FaultViewChanges deleted = registry_->FaultViewChangesSince(all.cursor);
+  EXPECT_FALSE(deleted.everything);
+  ASSERT_EQ(deleted.jobs.size(), 1u);
+  EXPECT_EQ(deleted.jobs[0].record->job_id, "job-2");
+  EXPECT_TRUE(deleted.jobs[0].record->pre_deleted);
+  EXPECT_EQ(deleted.jobs[0].pod_group, nullptr);
+  EXPECT_TRUE(deleted.gone.empty());
+
+  clock_.Advance(absl::Seconds(61));  // past the pre-delete grace: the record expires
+  registry_->controller().RunUntilIdleForTest();
+  const JobRegistry::FaultViewChanges expired = registry_->FaultViewChangesSince(deleted.cursor);
+  EXPECT_FALSE(expired.everything);
+  EXPECT_TRUE(expired.jobs.empty());
+  EXPECT_EQ(expired.gone, std::vector<std::string>{"job-2"});
+  EXPECT_EQ(registry_->FaultSnapshot().size(), 4u);
+  // A reader from before every change reads them all, in the order of their last change.
+  const JobRegistry::FaultViewChanges late = registry_->FaultViewChangesSince(all.cursor);
+  EXPECT_FALSE(late.everything);
+  EXPECT_EQ(late.gone, std::vector<std::string>{"job-2"});
+}
+
+// Jobs that left the view are not remembered for ever (a churn of short jobs would grow the log
+// without bound): once they outnumber the view, a reader from before they went reads the whole
+// view, and a reader that kept up still reads only what changed.
+TEST_F(JobRegistryTest, AReaderBehindForgottenDeparturesReadsTheWholeFaultView) {
+  constexpr int kJobs = 1100;  // more than the log's margin of 1,024 departed jobs
+  AddNumberedPodGroups(kJobs);
+  registry_->controller().RunUntilIdleForTest();
+  const uint64_t start = registry_->FaultViewChangesSince(0).cursor;
+  for (int i = 0; i < kJobs; ++i) {
+    PodGroupSpec pg;
+    pg.name = absl::StrCat("pg-", i);
+    pg.uid = absl::StrCat("pg-uid-", i);
+    pg.owner_uid = absl::StrCat("job-", i);
+    pg.owner_name = absl::StrCat("job-", i);
+    DeletePodGroup(pg);
+  }
+  registry_->controller().RunUntilIdleForTest();
+  const uint64_t pre_deleted = registry_->FaultViewChangesSince(start).cursor;
+  clock_.Advance(absl::Seconds(61));
+  registry_->controller().RunUntilIdleForTest();
+  ASSERT_TRUE(registry_->FaultSnapshot().empty());
+
+  AddNumberedPodGroups(1);  // job-0 again, as a new job
+  registry_->controller().RunUntilIdleForTest();
+  const JobRegistry::FaultViewChanges behind = registry_->FaultViewChangesSince(pre_deleted);
+  EXPECT_TRUE(behind.everything);
+  ASSERT_EQ(behind.jobs.size(), 1u);
+  EXPECT_EQ(behind.jobs[0].record->job_id, "job-0");
+  EXPECT_TRUE(behind.gone.empty());
+  const JobRegistry::FaultViewChanges kept_up = registry_->FaultViewChangesSince(behind.cursor);
+  EXPECT_FALSE(kept_up.everything);
+  EXPECT_TRUE(kept_up.jobs.empty());
+}
+
 TEST_F(JobRegistryTest, SoftSharePodGroupsAndPodsAreIgnored) {
   PodGroupSpec pg;
   pg.annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
