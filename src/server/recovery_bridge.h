@@ -37,8 +37,9 @@ namespace clusterd::server {
 //
 // Watch handlers and fault deliveries only record the newest input and enqueue a key on the
 // bridge's controller (runtime/controller.h); its one worker re-reads and posts (keys
-// `pg/<ns>/<name>`, `hw/<job>`, and `#tick`, the 100 ms timer of keep-alives and OM waiters,
-// which asks to be woken again with RequeueAfter). The executor's jobs wake themselves.
+// `pg/<ns>/<name>`, `hw/<job>`, and `#tick`, the timer of keep-alives and OM waiters, which
+// asks to be woken again with RequeueAfter when the next keep-alive is due, 5-100 ms later).
+// The executor's jobs wake themselves.
 class RecoveryBridge final : public cluster::JobFaultSink {
  public:
   struct Options {
@@ -109,8 +110,9 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   // Tests: pumps the bridge's and the executor's controllers until both are idle; returns how
   // many reconciles ran.
   size_t RunUntilIdleForTest();
-  // Tests: what one tick does (keep-alives, OM waiter expiry).
-  void TickForTest() { Tick(); }
+  // Tests: what one tick does (keep-alives, OM waiter expiry); returns when it asks to run
+  // again.
+  absl::Duration TickForTest() { return Tick(); }
 
  private:
   class FaultPort;
@@ -126,7 +128,8 @@ class RecoveryBridge final : public cluster::JobFaultSink {
   runtime::Result Reconcile(const std::string& key);
   void HandlePodGroup(const std::string& ns, const std::string& name);
   void HandleFaults(const std::string& job_id);
-  void Tick();
+  // Sends the keep-alives due and expires OM waiters; returns how long until it should run again.
+  absl::Duration Tick();
   std::optional<recovery::JobIdentity> IdentityOf(const std::string& job_id) const;
   // The job's replicas as the job registry knows them (0 when unknown).
   int64_t ReplicasOf(const std::string& job_id) const;

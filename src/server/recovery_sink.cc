@@ -82,6 +82,12 @@ RecoverySink::DueKeepAlives(absl::Time now) {
   return due;
 }
 
+std::optional<absl::Time> RecoverySink::NextKeepAliveDue() const {
+  absl::MutexLock lock(&mu_);
+  if (keep_alive_due_.empty()) return std::nullopt;
+  return std::get<0>(*keep_alive_due_.begin());
+}
+
 namespace {
 
 RecoverySink::SentSignal SentOf(const recovery::Signal& signal, absl::Time at, bool queued) {

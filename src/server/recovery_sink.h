@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -92,6 +93,8 @@ class RecoverySink final : public recovery::SignalSink {
   std::vector<SentSignal> SentSignals(const std::string& job_id) const;
   // Streams whose keep-alive is due at `now` (each deadline advances by 5 s).
   std::vector<std::pair<std::string, std::shared_ptr<SignalChannel>>> DueKeepAlives(absl::Time now);
+  // When the next keep-alive is due; nullopt without a signal stream.
+  std::optional<absl::Time> NextKeepAliveDue() const;
 
   // ---- OM notify streams (TaskD) ----
   std::shared_ptr<SwitchChannel> OpenNotifySwitch(const std::string& job_id);

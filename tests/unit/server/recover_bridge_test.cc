@@ -190,6 +190,28 @@ TEST_F(RecoveryBridgeTest, ASoftwareFaultSendsStopTrainOnTheSubscribedStream) {
   EXPECT_EQ(bridge_.RecoveryList("other")["items"].size(), 0u);
 }
 
+// The tick wakes when the next keep-alive is due, so keep-alives go out as their streams opened,
+// not in bursts of every one due since a fixed tick (at 20,000 streams a 100 ms tick sent 400 at
+// once): at least every 100 ms (OM waiters expire then), at most every 5 ms.
+TEST_F(RecoveryBridgeTest, TheTickAsksToRunWhenTheNextKeepAliveIsDue) {
+  StartRegistered();
+  EXPECT_EQ(bridge_.TickForTest(), absl::Milliseconds(100)) << "no stream";
+  RecoverySink::OpenedStream first = bridge_.sink().OpenSignalStream(kJob);
+  EXPECT_EQ(bridge_.TickForTest(), absl::Milliseconds(100)) << "the keep-alive is 5 s away";
+  clock_.Advance(absl::Milliseconds(2));
+  RecoverySink::OpenedStream second = bridge_.sink().OpenSignalStream(kJob);
+  clock_.Advance(absl::Milliseconds(4968));
+  EXPECT_EQ(bridge_.TickForTest(), absl::Milliseconds(30));
+  EXPECT_TRUE(first.channel->TakeQueuedForTest().empty());
+  clock_.Advance(absl::Milliseconds(30));
+  EXPECT_EQ(bridge_.TickForTest(), absl::Milliseconds(5)) << "the second is due 2 ms later";
+  EXPECT_EQ(first.channel->TakeQueuedForTest().size(), 1u);
+  EXPECT_TRUE(second.channel->TakeQueuedForTest().empty());
+  clock_.Advance(absl::Milliseconds(5));
+  EXPECT_EQ(bridge_.TickForTest(), absl::Milliseconds(100));
+  EXPECT_EQ(second.channel->TakeQueuedForTest().size(), 1u);
+}
+
 TEST_F(RecoveryBridgeTest, AClientDisconnectResetsTheController) {
   StartRegistered();
   RecoverySink::OpenedStream s = bridge_.sink().OpenSignalStream(kJob);
