@@ -15,6 +15,7 @@
 #include "common/cli_parse.h"
 #include "common/clock.h"
 #include "common/data_dir.h"
+#include "common/lock_order_checks.h"
 #include "common/log.h"
 #include "common/log_file.h"
 #include "common/metrics.h"
@@ -129,10 +130,7 @@ absl::StatusOr<std::unique_ptr<clusterd::store::InstanceLock>> ClaimStore(
 #endif
 
 int main(int argc, char** argv) {
-  // Debian's Abseil is built with mutex deadlock detection on, which keeps a lock-order graph
-  // updated on every acquisition (it showed up in profiles of 1,000 jobs). Lock order is what
-  // the sanitizer builds and the tests check; the daemon does not pay for it at run time.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  clusterd::SkipRuntimeLockOrderChecks();
   CLI::App app{
       "clusterd: the cluster brain. Serves the Recover, Config, Fault, Job, TrainingDataTrace and\n"
       "PubFault gRPC services on one port, and /healthz, /readyz, /metrics and a read-only\n"

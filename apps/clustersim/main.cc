@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cli_parse.h"
 #include "common/data_dir.h"
+#include "common/lock_order_checks.h"
 #include "faults/fault_code_catalog.h"
 #include "faults/policy_issue.h"
 #include "sim/clusterd_process.h"
@@ -67,6 +68,7 @@ void PrintReplayPlan(const clusterd::sim::Scenario& scenario,
 }  // namespace
 
 int main(int argc, char** argv) {
+  clusterd::SkipRuntimeLockOrderChecks();
   CLI::App app{"clustersim: runs a simulated cluster against a real clusterd."};
   app.set_version_flag("--version", std::string("clustersim ") + CLUSTERD_VERSION);
   bool demo = false, smoke = false, verbose = false, quiet_live = false;

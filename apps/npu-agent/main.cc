@@ -20,6 +20,7 @@
 #include "common/cli_parse.h"
 #include "common/clock.h"
 #include "common/data_dir.h"
+#include "common/lock_order_checks.h"
 #include "common/log.h"
 #include "faults/chip_profile.h"
 #include "model/device_naming.h"
@@ -49,6 +50,7 @@ absl::Status WriteListenInfo(const std::string& path, const nlohmann::ordered_js
 }  // namespace
 
 int main(int argc, char** argv) {
+  clusterd::SkipRuntimeLockOrderChecks();
   CLI::App app{
       "npu-agent: the node side of the NPU fault pipeline for one node. It takes raw NPU, "
       "network,\n"
