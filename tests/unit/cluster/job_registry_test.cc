@@ -96,16 +96,18 @@ class JobRegistryTest : public ::testing::Test {
   void AddPodGroup(const PodGroupSpec& spec = {}) {
     registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kAdded, PodGroupObject(spec)});
   }
+  // PodGroup pg-<i> of its own job job-<i>.
+  static PodGroupSpec NumberedPodGroup(int i) {
+    PodGroupSpec pg;
+    pg.name = absl::StrCat("pg-", i);
+    pg.uid = absl::StrCat("pg-uid-", i);
+    pg.owner_uid = absl::StrCat("job-", i);
+    pg.owner_name = absl::StrCat("job-", i);
+    return pg;
+  }
   // PodGroups pg-0 .. pg-<count - 1>, each of its own job (job-0 ...).
   void AddNumberedPodGroups(int count) {
-    for (int i = 0; i < count; ++i) {
-      PodGroupSpec pg;
-      pg.name = absl::StrCat("pg-", i);
-      pg.uid = absl::StrCat("pg-uid-", i);
-      pg.owner_uid = absl::StrCat("job-", i);
-      pg.owner_name = absl::StrCat("job-", i);
-      AddPodGroup(pg);
-    }
+    for (int i = 0; i < count; ++i) AddPodGroup(NumberedPodGroup(i));
   }
   void DeletePodGroup(const PodGroupSpec& spec = {}) {
     registry_->OnPodGroupEvent(WatchEvent{WatchEventType::kDeleted, PodGroupObject(spec)});
@@ -605,12 +607,7 @@ TEST_F(JobRegistryTest, TheFaultViewChangesHoldOnlyTheJobsChangedSinceTheCursor)
   EXPECT_TRUE(all.everything);
   EXPECT_EQ(all.jobs.size(), 5u);
 
-  PodGroupSpec third;
-  third.name = "pg-2";
-  third.uid = "pg-uid-2";
-  third.owner_uid = "job-2";
-  third.owner_name = "job-2";
-  DeletePodGroup(third);
+  DeletePodGroup(NumberedPodGroup(2));
   registry_->controller().RunUntilIdleForTest();
   const JobRegistry::FaultViewChanges deleted = registry_->FaultViewChangesSince(all.cursor);
   EXPECT_FALSE(deleted.everything);
@@ -641,14 +638,7 @@ TEST_F(JobRegistryTest, AReaderBehindForgottenDeparturesReadsTheWholeFaultView) 
   AddNumberedPodGroups(kJobs);
   registry_->controller().RunUntilIdleForTest();
   const uint64_t start = registry_->FaultViewChangesSince(0).cursor;
-  for (int i = 0; i < kJobs; ++i) {
-    PodGroupSpec pg;
-    pg.name = absl::StrCat("pg-", i);
-    pg.uid = absl::StrCat("pg-uid-", i);
-    pg.owner_uid = absl::StrCat("job-", i);
-    pg.owner_name = absl::StrCat("job-", i);
-    DeletePodGroup(pg);
-  }
+  for (int i = 0; i < kJobs; ++i) DeletePodGroup(NumberedPodGroup(i));
   registry_->controller().RunUntilIdleForTest();
   const uint64_t pre_deleted = registry_->FaultViewChangesSince(start).cursor;
   clock_.Advance(absl::Seconds(61));
