@@ -5,17 +5,6 @@
 
 namespace clusterd::agent {
 
-namespace {
-
-std::string ResourceVersionOf(const store::Object& object) {
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return "";
-  auto rv = metadata->find("resourceVersion");
-  return rv != metadata->end() && rv->is_string() ? rv->get<std::string>() : "";
-}
-
-}  // namespace
-
 std::string WriterOf(const store::Object& config_map) {
   auto metadata = config_map.find("metadata");
   if (metadata == config_map.end() || !metadata->is_object()) return "";
@@ -40,7 +29,7 @@ absl::StatusOr<GuardedWrite> WriteOwnedConfigMap(store::ObjectStore& store,
   if (!stored.ok()) return Annotate(stored.status(), DescribeConfigMap(spec.ns, spec.name));
   GuardedWrite result{false, WriterOf(*stored), true};
   if (result.writer != kAgentWriter && !take_over) return result;
-  object["metadata"]["resourceVersion"] = ResourceVersionOf(*stored);
+  object["metadata"]["resourceVersion"] = store::ResourceVersionOf(*stored);
   absl::StatusOr<store::Object> updated = store.Update(store::kConfigMaps, object);
   if (!updated.ok()) return Annotate(updated.status(), DescribeConfigMap(spec.ns, spec.name));
   result.done = true;
@@ -55,7 +44,7 @@ absl::StatusOr<GuardedWrite> DeleteOwnedConfigMap(store::ObjectStore& store, std
   if (!stored.ok()) return Annotate(stored.status(), DescribeConfigMap(ns, name));
   GuardedWrite result{false, WriterOf(*stored), true};
   if (result.writer != kAgentWriter && !take_over) return result;
-  absl::Status s = store.Delete(key, ResourceVersionOf(*stored));
+  absl::Status s = store.Delete(key, store::ResourceVersionOf(*stored));
   if (!s.ok() && !absl::IsNotFound(s)) return Annotate(s, DescribeConfigMap(ns, name));
   result.done = true;
   return result;

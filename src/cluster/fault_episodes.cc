@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/saved_time.h"
 #include "common/time_format.h"
 
 namespace clusterd::cluster {
@@ -12,10 +13,6 @@ namespace {
 
 constexpr int kSaveVersion = 1;
 
-int64_t Millis(absl::Time t) { return t == absl::InfinitePast() ? 0 : absl::ToUnixMillis(t); }
-absl::Time TimeFromMillis(int64_t ms) {
-  return ms == 0 ? absl::InfinitePast() : absl::FromUnixMillis(ms);
-}
 bool Known(absl::Time t) { return t != absl::InfinitePast(); }
 
 nlohmann::ordered_json TimeJson(absl::Time t) {
@@ -199,7 +196,7 @@ nlohmann::json FaultEpisodes::Save() const {
   for (const FaultEpisode& e : episodes_) {
     nlohmann::json faults = nlohmann::json::array();
     for (const EpisodeFault& f : e.faults) {
-      faults.push_back({f.node, f.npu, f.code, f.level, Millis(f.at)});
+      faults.push_back({f.node, f.npu, f.code, f.level, SavedMillis(f.at)});
     }
     out.push_back({{"id", e.id},
                    {"job", e.job_id},
@@ -207,8 +204,8 @@ nlohmann::json FaultEpisodes::Save() const {
                    {"faults", std::move(faults)},
                    {"count", e.fault_count},
                    {"times",
-                    {Millis(e.occurred), Millis(e.detected), Millis(e.notified), Millis(e.decided),
-                     Millis(e.resumed), Millis(e.cleared)}},
+                    {SavedMillis(e.occurred), SavedMillis(e.detected), SavedMillis(e.notified),
+                     SavedMillis(e.decided), SavedMillis(e.resumed), SavedMillis(e.cleared)}},
                    {"strategies", e.strategies},
                    {"outcome", e.outcome}});
   }
@@ -233,7 +230,7 @@ absl::Status FaultEpisodes::Restore(const nlohmann::json& saved) {
         if (e.faults.size() >= kMaxFaultsPerEpisode) break;
         e.faults.push_back({f.at(0).get<std::string>(), f.at(1).get<std::string>(),
                             f.at(2).get<std::string>(), f.at(3).get<std::string>(),
-                            TimeFromMillis(f.at(4).get<int64_t>())});
+                            FromSavedMillis(f.at(4).get<int64_t>())});
       }
       e.fault_count =
           std::max<int64_t>(j.at("count").get<int64_t>(), static_cast<int64_t>(e.faults.size()));
@@ -241,7 +238,7 @@ absl::Status FaultEpisodes::Restore(const nlohmann::json& saved) {
       absl::Time* fields[] = {&e.occurred, &e.detected, &e.notified,
                               &e.decided,  &e.resumed,  &e.cleared};
       for (size_t i = 0; i < std::size(fields); ++i) {
-        *fields[i] = TimeFromMillis(t.at(i).get<int64_t>());
+        *fields[i] = FromSavedMillis(t.at(i).get<int64_t>());
       }
       for (const nlohmann::json& s : j.at("strategies")) {
         if (e.strategies.size() < 16) e.strategies.push_back(s.get<std::string>());

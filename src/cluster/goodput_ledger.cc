@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/saved_time.h"
 #include "common/time_format.h"
 #include "model/fault_level.h"
 
@@ -26,14 +27,6 @@ std::optional<TimeUse> ParseUse(std::string_view name) {
 bool IsCounted(TimeUse use) { return use != TimeUse::kNotCounted; }
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
-
-int64_t UnixMillis(absl::Time t) {
-  if (t == absl::InfinitePast()) return 0;
-  return absl::ToUnixMillis(t);
-}
-absl::Time FromMillis(int64_t ms) {
-  return ms == 0 ? absl::InfinitePast() : absl::FromUnixMillis(ms);
-}
 
 }  // namespace
 
@@ -307,19 +300,19 @@ nlohmann::json GoodputLedger::Save(absl::Time now) const {
     for (const TimeInterval& i : job.timeline) {
       if (i.end < now - options_.window) continue;  // only the window's share is persisted
       timeline.push_back(
-          {std::string(ToString(i.use)), UnixMillis(i.start), UnixMillis(i.end), i.strategy});
+          {std::string(ToString(i.use)), SavedMillis(i.start), SavedMillis(i.end), i.strategy});
     }
     jobs.push_back({{"id", id},
                     {"name", job.name},
-                    {"firstSeen", UnixMillis(job.first_seen)},
+                    {"firstSeen", SavedMillis(job.first_seen)},
                     {"status", job.status.has_value() ? std::string(ToString(*job.status)) : ""},
-                    {"deletedAt", job.deleted ? UnixMillis(job.deleted_at) : 0},
+                    {"deletedAt", job.deleted ? SavedMillis(job.deleted_at) : 0},
                     {"everRan", job.ever_ran},
                     {"cycleRunning", job.cycle_running},
                     {"cycleStrategy", job.cycle_strategy},
-                    {"cycleStarted", UnixMillis(job.cycle_started)},
-                    {"faultAt", UnixMillis(job.fault_at)},
-                    {"since", UnixMillis(job.since)},
+                    {"cycleStarted", SavedMillis(job.cycle_started)},
+                    {"faultAt", SavedMillis(job.fault_at)},
+                    {"since", SavedMillis(job.since)},
                     {"cycles", job.cycles},
                     {"faults", job.faults},
                     {"totalsMs", std::move(totals)},
@@ -340,17 +333,17 @@ absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
       job.job_id = j.at("id").get<std::string>();
       if (job.job_id.empty()) return absl::InvalidArgumentError("goodput state: a job without id");
       job.name = j.value("name", "");
-      job.first_seen = FromMillis(j.value("firstSeen", int64_t{0}));
+      job.first_seen = FromSavedMillis(j.value("firstSeen", int64_t{0}));
       job.status = model::ParseJobStatus(j.value("status", ""));
       const int64_t deleted_at = j.value("deletedAt", int64_t{0});
       job.deleted = deleted_at != 0;
-      job.deleted_at = job.deleted ? FromMillis(deleted_at) : absl::InfinitePast();
+      job.deleted_at = job.deleted ? FromSavedMillis(deleted_at) : absl::InfinitePast();
       job.ever_ran = j.value("everRan", false);
       job.cycle_running = j.value("cycleRunning", false);
       job.cycle_strategy = j.value("cycleStrategy", "");
-      job.cycle_started = FromMillis(j.value("cycleStarted", int64_t{0}));
-      job.fault_at = FromMillis(j.value("faultAt", int64_t{0}));
-      job.since = FromMillis(j.value("since", int64_t{0}));
+      job.cycle_started = FromSavedMillis(j.value("cycleStarted", int64_t{0}));
+      job.fault_at = FromSavedMillis(j.value("faultAt", int64_t{0}));
+      job.since = FromSavedMillis(j.value("since", int64_t{0}));
       if (job.since == absl::InfinitePast()) job.since = job.first_seen;
       job.cycles = j.value("cycles", int64_t{0});
       job.faults = j.value("faults", int64_t{0});
@@ -365,8 +358,8 @@ absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
           if (!e.is_array() || e.size() != 4) continue;
           std::optional<TimeUse> use = ParseUse(e[0].get<std::string>());
           if (!use.has_value()) continue;
-          job.timeline.push_back({*use, FromMillis(e[1].get<int64_t>()),
-                                  FromMillis(e[2].get<int64_t>()), e[3].get<std::string>()});
+          job.timeline.push_back({*use, FromSavedMillis(e[1].get<int64_t>()),
+                                  FromSavedMillis(e[2].get<int64_t>()), e[3].get<std::string>()});
         }
       }
       job.use = Derive(job);

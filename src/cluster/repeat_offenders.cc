@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cluster/goodput_ledger.h"
+#include "common/saved_time.h"
 #include "common/time_format.h"
 #include "model/fault_level.h"
 
@@ -268,7 +269,7 @@ absl::Status RepeatOffenders::Restore(const nlohmann::json& saved) {
       r.offender = n.value("offender", false);
       r.reason = n.value("reason", "");
       const int64_t verdict_at = n.value("verdictAt", int64_t{0});
-      r.verdict_at = verdict_at == 0 ? absl::InfinitePast() : absl::FromUnixMillis(verdict_at);
+      r.verdict_at = FromSavedMillis(verdict_at);
       r.active = n.value("active", std::set<std::string>{});
       for (const nlohmann::json& f : n.value("recent", nlohmann::json::array())) {
         if (!f.is_array() || f.size() < 4) continue;
