@@ -90,6 +90,7 @@ absl::Status GoodputBridge::Restore() {
     }
   } else {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     auto restore = [&](const char* what, absl::Status s) {
       if (!s.ok()) {
         GoodputStateCounter("read", "malformed").Increment();
@@ -172,6 +173,7 @@ void GoodputBridge::OnJobSummary(const model::JobSummarySignal& signal) {
   if (signal.job_id.empty()) return;
   const bool deleted = signal.op == model::kJobOperatorDelete;
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   ledger_.ObserveJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name),
                      model::ParseJobStatus(signal.job_status), deleted, clock_.Now());
   episodes_.NameJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name));
@@ -186,6 +188,7 @@ void GoodputBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
   std::set<std::string> now_keys;
   std::optional<absl::Time> earliest_new;
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   NoteEpisodeFaults(faults);
   const std::set<std::string>& before = job_faults_[faults.job_id];
   const absl::Time now = clock_.Now();
@@ -237,26 +240,45 @@ std::string GoodputBridge::JobNameOf(const std::string& job_id) const {
 }
 
 void GoodputBridge::OnCycleStarted(const std::string& job_id, absl::Time at) {
-  absl::MutexLock lock(&mu_);
-  ledger_.CycleStarted(job_id, at);
-  episodes_.CycleStarted(job_id, JobNameOf(job_id), at);
-  dirty_ = true;
+  absl::MutexLock lock(&cycle_events_mu_);
+  cycle_events_.push_back({CycleEvent::Kind::kStarted, job_id, "", at});
 }
 
 void GoodputBridge::OnStrategyDecided(const std::string& job_id, const std::string& strategy,
                                       absl::Time at) {
-  absl::MutexLock lock(&mu_);
-  ledger_.StrategyDecided(job_id, strategy, at);
-  episodes_.StrategyDecided(job_id, strategy, at);
-  dirty_ = true;
+  absl::MutexLock lock(&cycle_events_mu_);
+  cycle_events_.push_back({CycleEvent::Kind::kDecided, job_id, strategy, at});
 }
 
 void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&,
                                  const std::string& outcome, absl::Time at) {
-  absl::MutexLock lock(&mu_);
-  ledger_.CycleEnded(job_id, at);
-  episodes_.CycleEnded(job_id, outcome, at);
-  dirty_ = true;
+  absl::MutexLock lock(&cycle_events_mu_);
+  cycle_events_.push_back({CycleEvent::Kind::kEnded, job_id, outcome, at});
+}
+
+void GoodputBridge::ApplyCycleEventsLocked() const {
+  std::vector<CycleEvent> events;
+  {
+    absl::MutexLock lock(&cycle_events_mu_);
+    events.swap(cycle_events_);
+  }
+  for (const CycleEvent& e : events) {
+    switch (e.kind) {
+      case CycleEvent::Kind::kStarted:
+        ledger_.CycleStarted(e.job_id, e.at);
+        episodes_.CycleStarted(e.job_id, JobNameOf(e.job_id), e.at);
+        break;
+      case CycleEvent::Kind::kDecided:
+        ledger_.StrategyDecided(e.job_id, e.detail, e.at);
+        episodes_.StrategyDecided(e.job_id, e.detail, e.at);
+        break;
+      case CycleEvent::Kind::kEnded:
+        ledger_.CycleEnded(e.job_id, e.at);
+        episodes_.CycleEnded(e.job_id, e.detail, e.at);
+        break;
+    }
+    dirty_ = true;
+  }
 }
 
 void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& npu,
@@ -265,6 +287,7 @@ void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& 
   std::optional<cluster::OffenderVerdict> verdict;
   {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     verdict = offenders_.ObserveFault(node, npu, code, level, at);
     dirty_ = true;
   }
@@ -274,6 +297,7 @@ void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& 
 void GoodputBridge::OnFaultCleared(const std::string& node, const std::string& npu,
                                    const std::string& code) {
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   offenders_.ObserveClear(node, npu, code);
 }
 
@@ -293,6 +317,7 @@ void GoodputBridge::ReadPolicy() {
   std::vector<cluster::OffenderVerdict> verdicts;
   {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     if (text == policy_text_) return;
     policy_text_ = text;
     cluster::OffenderPolicy policy;  // absent: off
@@ -372,6 +397,7 @@ void GoodputBridge::Tick() {
   bool save_due = false;
   {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     offenders_.Expire(now);
     if (size_t pruned = ledger_.Prune(now); pruned > 0) {
       dirty_ = true;
@@ -431,6 +457,7 @@ absl::Status GoodputBridge::Save() {
   const absl::Time now = clock_.Now();
   {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     if (!dirty_) return absl::OkStatus();
     state.ledger = ledger_.Save(now);
     state.offenders = offenders_.Save().dump();
@@ -440,6 +467,7 @@ absl::Status GoodputBridge::Save() {
   }
   if (absl::Status s = state_store_.Write(state); !s.ok()) {
     absl::MutexLock lock(&mu_);
+    ApplyCycleEventsLocked();
     dirty_ = true;
     return s;
   }
@@ -449,6 +477,7 @@ absl::Status GoodputBridge::Save() {
 nlohmann::ordered_json GoodputBridge::GoodputList(const std::string& ns) const {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   std::vector<const cluster::JobGoodput*> jobs;
   for (const auto& [id, job] : ledger_.jobs()) {
     if (!ns.empty() && job.name.rfind(ns + "/", 0) != 0) continue;
@@ -468,6 +497,7 @@ absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::strin
                                                                 const std::string& ns) const {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   if (const cluster::JobGoodput* j = ledger_.Find(job); j != nullptr) {
     return ledger_.JobJson(*j, now);
   }
@@ -506,12 +536,14 @@ absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::strin
 nlohmann::ordered_json GoodputBridge::Offenders() const {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   return offenders_.ToJson(now);
 }
 
 nlohmann::ordered_json GoodputBridge::Episodes(const std::string& job) const {
   const absl::Time now = clock_.Now();
   absl::MutexLock lock(&mu_);
+  ApplyCycleEventsLocked();
   return episodes_.ToJson(job, now);
 }
 

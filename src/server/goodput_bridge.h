@@ -90,6 +90,9 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   // Opens or extends the job's fault episode with the faults new in its snapshot.
   void NoteEpisodeFaults(const cluster::JobFaultRanks& faults) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string JobNameOf(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies the cycle events waiting in cycle_events_, oldest first. Every holder of mu_ calls it
+  // first, so the ledger sees the events in the order they came, and a query sees them all.
+  void ApplyCycleEventsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Act(const cluster::OffenderVerdict& verdict);
   void Run(FaultFeed* feed);
 
@@ -101,15 +104,27 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   absl::Mutex save_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   GoodputStateStore state_store_;
   mutable absl::Mutex mu_;
-  cluster::GoodputLedger ledger_ ABSL_GUARDED_BY(mu_);
+  // Mutable: a query (const) first applies the cycle events that already happened.
+  mutable cluster::GoodputLedger ledger_ ABSL_GUARDED_BY(mu_);
   cluster::RepeatOffenders offenders_ ABSL_GUARDED_BY(mu_);
-  cluster::FaultEpisodes episodes_ ABSL_GUARDED_BY(mu_);
+  mutable cluster::FaultEpisodes episodes_ ABSL_GUARDED_BY(mu_);
   // Per job: the interrupting faults (node|device|code) of its last snapshot.
   std::map<std::string, std::set<std::string>> job_faults_ ABSL_GUARDED_BY(mu_);
   // Per job: every fault of its last snapshot that an episode counts (any but NotHandleFault).
   std::map<std::string, std::set<std::string>> episode_faults_ ABSL_GUARDED_BY(mu_);
   std::string policy_text_ ABSL_GUARDED_BY(mu_);  // the last policy text read (applied or not)
-  bool dirty_ ABSL_GUARDED_BY(mu_) = true;
+  mutable bool dirty_ ABSL_GUARDED_BY(mu_) = true;
+  // The recovery strands' cycle events (CycleObserver) wait here rather than for mu_: a tick or
+  // a save holds mu_ over every job (at 20,000 jobs, tens of milliseconds to build the saved
+  // state), and a strand calls the observer before it sends the cycle's first signal.
+  struct CycleEvent {
+    enum class Kind { kStarted, kDecided, kEnded } kind;
+    std::string job_id;
+    std::string detail;  // kDecided: the strategy; kEnded: the outcome
+    absl::Time at;
+  };
+  mutable absl::Mutex cycle_events_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable std::vector<CycleEvent> cycle_events_ ABSL_GUARDED_BY(cycle_events_mu_);
   absl::Time last_save_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;
