@@ -198,7 +198,10 @@ class JobRegistry {
   void NotifyView();
   // Records that the fault view of `job_id` changed (or may have: its inputs were queued).
   void MarkViewLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool InViewLocked(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job's record in the fault view (the decided one ahead of the committed); null when the
+  // job is not in the view.
+  std::shared_ptr<const JobRecord> ViewRecordLocked(const std::string& job_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<FaultSnapshotEntry> FaultEntryLocked(const std::string& job_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<FaultSnapshotEntry> FaultSnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -7,23 +7,19 @@
 
 namespace clusterd::cluster {
 
-bool JobRegistry::InViewLocked(const std::string& job_id) const {
+std::shared_ptr<const JobRecord> JobRegistry::ViewRecordLocked(const std::string& job_id) const {
   // A decided record not yet written stands in for the committed one (see the header); a
   // decision that drops the record takes the job out of the view.
   if (auto ahead = provisional_.find(job_id); ahead != provisional_.end()) {
-    return ahead->second.record != nullptr;
+    return ahead->second.record;
   }
-  return records_.contains(job_id);
+  auto it = records_.find(job_id);
+  return it != records_.end() ? it->second : nullptr;
 }
 
 std::optional<JobRegistry::FaultSnapshotEntry> JobRegistry::FaultEntryLocked(
     const std::string& job_id) const {
-  std::shared_ptr<const JobRecord> record;
-  if (auto ahead = provisional_.find(job_id); ahead != provisional_.end()) {
-    record = ahead->second.record;
-  } else if (auto it = records_.find(job_id); it != records_.end()) {
-    record = it->second;
-  }
+  std::shared_ptr<const JobRecord> record = ViewRecordLocked(job_id);
   if (record == nullptr) return std::nullopt;
   FaultSnapshotEntry entry;
   entry.record = std::move(record);
@@ -76,7 +72,7 @@ void JobRegistry::MarkViewLocked(const std::string& job_id) {
   constexpr size_t kForgetMargin = 1024;
   if (view_log_.size() <= 2 * in_view + kForgetMargin) return;
   for (auto entry = view_log_.begin(); entry != view_log_.end();) {
-    if (InViewLocked(entry->second)) {
+    if (ViewRecordLocked(entry->second) != nullptr) {
       ++entry;
       continue;
     }
