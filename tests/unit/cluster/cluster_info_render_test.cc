@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cluster/cluster_info_shards.h"
+#include "common/canonical_json.h"
 #include "fault_test_util.h"
 #include "gtest/gtest.h"
 
@@ -55,6 +56,33 @@ TEST(ClusterInfoRender, DeviceEntryAlwaysHasTheFiveKeysOfItsType) {
   EXPECT_EQ(
       RenderDeviceEntry(r),
       R"({"DeviceList":{"huawei.com/npu":"npu-0,npu-1","huawei.com/npu-Fault":"[]","huawei.com/npu-NetworkUnhealthy":"","huawei.com/npu-Recovering":"","huawei.com/npu-Unhealthy":""},"UpdateTime":1718000001,"CmName":"mindx-dl-deviceinfo-n","SuperPodID":-1,"RackID":0,"ServerIndex":-1})");
+}
+
+TEST(ClusterInfoRender, DeviceEntryHasTheBytesOfItsCanonicalJsonForm) {
+  // RenderDeviceEntry writes the entry directly; the JSON tree is the form the spec describes.
+  DeviceRecord plain = Record("node-1", 16);
+  DeviceRecord faulty = Record("node-2", 8);
+  faulty.faults = {
+      Fault("Ascend910-2", "80E01801", "RestartBusiness", 11),
+      Fault("Ascend910-2", "81078603", "NotHandleFault", 13, 0, "CardNetworkUnhealthy"),
+      Fault("Ascend910-7", "ManuallySeparateNPU", "ManuallySeparateNPU", -1)};
+  faulty.unhealthy = {"Ascend910-2"};
+  faulty.network_unhealthy = {"Ascend910-2"};
+  faulty.recovering = {"Ascend910-5"};
+  faulty.super_pod_id = 3;
+  faulty.rack_id = -7;
+  faulty.server_index = 2147483647;
+  faulty.update_time_s = -1;
+  DeviceRecord odd = Record("n<&>\"\u2028", 2);  // names that Go's encoder escapes
+  odd.cm_name = "mindx-dl-deviceinfo-<\x01>\xff";
+  odd.resource_name = "vendor.example/accel<1>";
+  odd.name_prefix = "acc-";
+  odd.available = {"acc-0", "acc-1"};
+  DeviceRecord same_keys = Record("n", 1);
+  same_keys.device_type = "";
+  for (const DeviceRecord* r : {&plain, &faulty, &odd, &same_keys}) {
+    EXPECT_EQ(RenderDeviceEntry(*r), CanonicalJson(DeviceEntryJson(*r))) << r->node;
+  }
 }
 
 TEST(ClusterInfoRender, EntryMapIsSortedAndEmptyIsEmptyString) {
