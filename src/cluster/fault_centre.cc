@@ -173,7 +173,13 @@ absl::Status FaultCentre::Start() {
     RefreshIndex(&gone);
   }
   publisher_.PublishNodeShard();  // cluster-info-node-cm is written even when empty
-  const size_t handled = controller_.DrainOnCallingThread();
+  {
+    absl::MutexLock lock(&mu_);
+    building_initial_view_ = true;
+  }
+  size_t handled = controller_.DrainOnCallingThread();
+  RunDeferredNodePipelines();  // every node's pipelines, side by side; then the jobs
+  handled += controller_.DrainOnCallingThread();
   {
     absl::MutexLock lock(&mu_);
     prepared_intakes_.clear();  // those of nodes changed again meanwhile

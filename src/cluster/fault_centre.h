@@ -252,20 +252,43 @@ class FaultCentre {
   void RefreshIndex(std::vector<std::string>* gone);
   void UpdateIndex(std::vector<FaultJob> changed, const std::vector<std::string>& removed,
                    std::vector<std::string>* gone) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<int64_t> ProcessDevice(const std::string& node, NodeState& ns,
-                                       std::vector<std::string>* jobs)
+  // A node's device-info pipelines (switch, then NPUs) in three steps: PrepareNodeRun updates
+  // the centre's state they read (forgets old retry reports, the MindIE filter policies of the
+  // node's jobs); ComputeNodeRun runs the processors and renders the cluster-info entries,
+  // reading the centre's state and writing only the node's own cycle state, so that the
+  // initial view runs it for many nodes side by side; ApplyNodeRun publishes the result and
+  // queues the affected jobs. Returns when the node's pipelines want to run again.
+  std::optional<int64_t> ProcessNode(const std::string& node, NodeState& ns,
+                                     std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<int64_t> ProcessSwitch(const std::string& node, NodeState& ns)
+  struct NodeRun {
+    std::optional<SwitchCycleOutput> switch_out;
+    std::string switch_entry;
+    std::optional<DeviceCycleOutput> device_out;
+    std::string device_entry;
+    bool device_changed = false;
+  };
+  void PrepareNodeRun(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  NodeRun ComputeNodeRun(const std::string& node, NodeState& ns, int64_t now) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::optional<int64_t> ApplyNodeRun(const std::string& node, NodeState& ns, NodeRun run,
+                                      std::vector<std::string>* jobs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record, int64_t now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets business and not-retryable reports older than 60 s.
+  void ForgetOldRetryReports(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record,
+                                  int64_t now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The initial view: while Start drains the keys, device-info keys only take in their object
+  // and job keys wait (both are remembered); then every such node's pipelines run on every
+  // core (ParallelRunner), and the waiting jobs are queued once, with every node's result.
+  void RunDeferredNodePipelines();
   JobNodeView ViewOf(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The job's business retry reports that still count: those made after the NPU was last
   // reported not retryable.
   RetryBook LiveRetryBook(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // When the NPU `id` of `node` was last reported not retryable for the job, if it was.
   std::optional<int64_t> NotRetryableSince(const std::string& job_id, const std::string& node,
-                                           int64_t id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                           int64_t id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool NodeReady(const NodeState* ns) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void QueueJobsOn(const std::string& node, std::vector<std::string>* jobs) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -321,6 +344,11 @@ class FaultCentre {
   size_t device_records_ ABSL_GUARDED_BY(mu_) = 0;
   // Nodes whose device-info was refused for max_device_records (until it is accepted or gone).
   std::set<std::string> refused_device_nodes_ ABSL_GUARDED_BY(mu_);
+  // The initial view's drain (Start): the nodes whose pipelines and the jobs whose snapshots
+  // wait until every key has been taken in (RunDeferredNodePipelines).
+  bool building_initial_view_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<std::string> deferred_nodes_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> deferred_jobs_ ABSL_GUARDED_BY(mu_);
   size_t k8s_nodes_ ABSL_GUARDED_BY(mu_) = 0;
   // Serial number -> node; a leaf lock, so that the public-fault desk may ask under its own.
   mutable absl::Mutex sn_mu_ ABSL_ACQUIRED_AFTER(mu_);

@@ -20,6 +20,10 @@ constexpr char kFaultCentreJobsLog[] = "fault-centre";
 std::optional<int64_t> FaultCentre::HandleJob(const std::string& job_id,
                                               std::vector<JobFaultRanks>* deliveries,
                                               std::vector<PodLabelPatch>* patches) {
+  if (building_initial_view_) {  // after every node's pipelines (Start)
+    deferred_jobs_.insert(job_id);
+    return std::nullopt;
+  }
   const FaultJob* job = index_.Job(job_id);
   if (job == nullptr) return std::nullopt;
   const int64_t now = NowMs();

@@ -141,15 +141,68 @@ std::optional<int64_t> FaultCentre::HandleDevice(const std::string& node,
     ns.switch_original = std::move(intake->switch_record);
     device_nodes_gauge_.Set(static_cast<double>(device_records_));
   }
-  std::optional<int64_t> switch_due = ProcessSwitch(node, ns);
-  std::optional<int64_t> device_due = ProcessDevice(node, ns, jobs);
-  if (!switch_due.has_value()) return device_due;
-  if (!device_due.has_value()) return switch_due;
-  return std::min(*switch_due, *device_due);
+  if (building_initial_view_) {  // the pipelines run once every key is in (Start)
+    deferred_nodes_.insert(node);
+    return std::nullopt;
+  }
+  return ProcessNode(node, ns, jobs);
+}
+
+std::optional<int64_t> FaultCentre::ProcessNode(const std::string& node, NodeState& ns,
+                                                std::vector<std::string>* jobs) {
+  const int64_t now = NowMs();
+  ForgetOldRetryReports(now);
+  PrepareNodeRun(node);
+  return ApplyNodeRun(node, ns, ComputeNodeRun(node, ns, now), jobs);
+}
+
+void FaultCentre::RunDeferredNodePipelines() {
+  std::vector<std::string> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    building_initial_view_ = false;
+    const int64_t now = NowMs();
+    ForgetOldRetryReports(now);
+    struct Item {
+      const std::string* node;
+      NodeState* state;
+      NodeRun run;
+    };
+    std::vector<Item> items;
+    items.reserve(deferred_nodes_.size());
+    for (const std::string& node : deferred_nodes_) {
+      auto it = nodes_.find(node);
+      if (it == nodes_.end()) continue;
+      PrepareNodeRun(node);
+      items.push_back(Item{&node, &it->second, {}});
+    }
+    // Each item writes only its own node's cycle state and reads what PrepareNodeRun left; this
+    // thread holds mu_ until every item is done, so the centre's state stays as it is.
+    const std::function<void(size_t)> compute = [&](size_t i) {
+      mu_.AssertReaderHeld();
+      items[i].run = ComputeNodeRun(*items[i].node, *items[i].state, now);
+    };
+    if (options_.parallel_for) {
+      options_.parallel_for(items.size(), compute);
+    } else {
+      for (size_t i = 0; i < items.size(); ++i) compute(i);
+    }
+    // Published in node order, as the keys would have been.
+    for (Item& item : items) {
+      if (std::optional<int64_t> due =
+              ApplyNodeRun(*item.node, *item.state, std::move(item.run), &jobs)) {
+        ScheduleAt(FaultCentreKey::Device(*item.node), *due);
+      }
+    }
+    deferred_nodes_.clear();
+    jobs.insert(jobs.end(), deferred_jobs_.begin(), deferred_jobs_.end());
+    deferred_jobs_.clear();
+  }
+  for (std::string& id : jobs) controller_.Enqueue(FaultCentreKey::Job(std::move(id)));
 }
 
 DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const DeviceRecord& record,
-                                             int64_t now) {
+                                             int64_t now) const {
   DeviceCycleInput in;
   in.now_ms = now;
   in.public_faults = public_faults_.OnNode(node);
@@ -168,19 +221,10 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
     const FaultJob* job = index_.Job(use.job_id);
     if (job == nullptr) continue;
     const FaultJobPolicy& policy = job->policy;
-    bool mindie_filter = policy.mindie_server && fault_subscribed_ &&
-                         !job->multi_instance_job_id.empty() &&
-                         fault_subscribed_(job->multi_instance_job_id);
-    if (!policy.code_rules.empty() || !policy.level_rules.empty() || mindie_filter) {
-      if (mindie_filter) {
-        FaultJobPolicy& effective = mindie_policies_[job->job_id];
-        effective = policy;
-        effective.level_rules.push_back(CustomFilterRule{std::string(model::kLevelRestartRequest),
-                                                         kCustomFilterDefaultSeconds});
-        in.custom_filter.rules_by_npu[npu] = &effective;
-      } else {
-        in.custom_filter.rules_by_npu[npu] = &policy;
-      }
+    if (auto mindie = mindie_policies_.find(job->job_id); mindie != mindie_policies_.end()) {
+      in.custom_filter.rules_by_npu[npu] = &mindie->second;  // PrepareNodeRun's
+    } else if (!policy.code_rules.empty() || !policy.level_rules.empty()) {
+      in.custom_filter.rules_by_npu[npu] = &policy;
     }
     if (policy.retry) {
       in.retry.retry_npus.insert(npu);
@@ -232,10 +276,7 @@ DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const Devi
   return in;
 }
 
-std::optional<int64_t> FaultCentre::ProcessDevice(const std::string& node, NodeState& ns,
-                                                  std::vector<std::string>* jobs) {
-  if (!ns.device_original.has_value()) return std::nullopt;
-  const int64_t now = NowMs();
+void FaultCentre::ForgetOldRetryReports(int64_t now) {
   // Forget business reports, and not-retryable reports, older than 60 s (recovery-protocol.md
   // §8.3, §9.8).
   for (auto& [job, reports] : retry_) {
@@ -249,48 +290,100 @@ std::optional<int64_t> FaultCentre::ProcessDevice(const std::string& node, NodeS
     }
     job = job->second.empty() ? not_retryable_.erase(job) : std::next(job);
   }
-  DeviceCycleInput input = DeviceInputFor(node, *ns.device_original, now);
-  DeviceCycleOutput out = RunDeviceCycle(*ns.device_original, ns.device_state, input);
-  // A re-run that changes nothing keeps the UpdateTime of the previous result, so that a
-  // node is not republished just because it was looked at again.
-  if (ns.device_out.has_value() && out.record.update_time_s != ns.device_original->update_time_s) {
-    DeviceRecord same = out.record;
-    same.update_time_s = ns.device_out->record.update_time_s;
-    if (same == ns.device_out->record) out.record.update_time_s = same.update_time_s;
-  }
-  const bool changed = !ns.device_out.has_value() || ns.device_out->record != out.record ||
-                       ns.device_out->custom_hidden != out.custom_hidden ||
-                       ns.device_out->in_place_hidden != out.in_place_hidden ||
-                       ns.device_out->force_added != out.force_added;
-  if (!out.occurrences.empty()) {
-    if (auto due = manual_.Submit(out.occurrences)) {
-      ScheduleAt(FaultCentreKey::Of(Kind::kManualTriage), *due);
-    }
-  }
-  const std::optional<int64_t> due = out.next_due_ms;
-  publisher_.Upsert(ClusterInfoPublisher::Kind::kDevice, out.record.cm_name,
-                    RenderDeviceEntry(out.record));
-  ns.device_out = std::move(out);
-  if (changed) QueueJobsOn(node, jobs);
-  return due;
 }
 
-std::optional<int64_t> FaultCentre::ProcessSwitch(const std::string& node, NodeState& ns) {
-  if (!ns.switch_original.has_value()) return std::nullopt;
-  SwitchCycleInput in;
-  in.now_ms = NowMs();
-  for (const std::string& id : index_.JobsOn(node)) {
-    if (const FaultJob* job = index_.Job(id);
-        job != nullptr && (!job->policy.code_rules.empty() || !job->policy.level_rules.empty())) {
-      in.policies.push_back(&job->policy);
+void FaultCentre::PrepareNodeRun(const std::string& node) {
+  // The custom filter of a MindIE server job whose instance is subscribed to the Fault service
+  // also hides RestartRequest faults for 60 s (§7.3 step 2): its policy with that rule added.
+  auto uses = index_.npus_by_node.find(node);
+  if (uses == index_.npus_by_node.end()) return;
+  const std::string* last = nullptr;
+  for (const auto& [id, use] : uses->second) {
+    if (last != nullptr && *last == use.job_id) continue;  // the same job's next NPU
+    last = &use.job_id;
+    const FaultJob* job = index_.Job(use.job_id);
+    if (job == nullptr) continue;
+    const FaultJobPolicy& policy = job->policy;
+    const bool mindie_filter = policy.mindie_server && fault_subscribed_ &&
+                               !job->multi_instance_job_id.empty() &&
+                               fault_subscribed_(job->multi_instance_job_id);
+    if (!mindie_filter) {
+      mindie_policies_.erase(job->job_id);
+      continue;
     }
+    FaultJobPolicy& effective = mindie_policies_[job->job_id];
+    effective = policy;
+    effective.level_rules.push_back(
+        CustomFilterRule{std::string(model::kLevelRestartRequest), kCustomFilterDefaultSeconds});
   }
-  in.any_npu_used = index_.npus_by_node.count(node) != 0 && !index_.npus_by_node.at(node).empty();
-  SwitchCycleOutput out = RunSwitchCycle(*ns.switch_original, ns.switch_state, in);
-  publisher_.Upsert(ClusterInfoPublisher::Kind::kSwitch, out.record.cm_name,
-                    RenderSwitchEntry(out.record));
-  ns.switch_out = std::move(out.record);
-  return out.next_due_ms;
+}
+
+FaultCentre::NodeRun FaultCentre::ComputeNodeRun(const std::string& node, NodeState& ns,
+                                                 int64_t now) const {
+  NodeRun run;
+  // The switch first: the device pipeline's Retry stage reads the link-down time it keeps.
+  if (ns.switch_original.has_value()) {
+    SwitchCycleInput in;
+    in.now_ms = now;
+    for (const std::string& id : index_.JobsOn(node)) {
+      if (const FaultJob* job = index_.Job(id);
+          job != nullptr && (!job->policy.code_rules.empty() || !job->policy.level_rules.empty())) {
+        in.policies.push_back(&job->policy);
+      }
+    }
+    auto uses = index_.npus_by_node.find(node);
+    in.any_npu_used = uses != index_.npus_by_node.end() && !uses->second.empty();
+    SwitchCycleOutput out = RunSwitchCycle(*ns.switch_original, ns.switch_state, in);
+    run.switch_entry = RenderSwitchEntry(out.record);
+    run.switch_out = std::move(out);
+  }
+  if (ns.device_original.has_value()) {
+    DeviceCycleInput input = DeviceInputFor(node, *ns.device_original, now);
+    DeviceCycleOutput out = RunDeviceCycle(*ns.device_original, ns.device_state, input);
+    // A re-run that changes nothing keeps the UpdateTime of the previous result, so that a
+    // node is not republished just because it was looked at again.
+    if (ns.device_out.has_value() &&
+        out.record.update_time_s != ns.device_original->update_time_s) {
+      DeviceRecord same = out.record;
+      same.update_time_s = ns.device_out->record.update_time_s;
+      if (same == ns.device_out->record) out.record.update_time_s = same.update_time_s;
+    }
+    run.device_changed = !ns.device_out.has_value() || ns.device_out->record != out.record ||
+                         ns.device_out->custom_hidden != out.custom_hidden ||
+                         ns.device_out->in_place_hidden != out.in_place_hidden ||
+                         ns.device_out->force_added != out.force_added;
+    run.device_entry = RenderDeviceEntry(out.record);
+    run.device_out = std::move(out);
+  }
+  return run;
+}
+
+std::optional<int64_t> FaultCentre::ApplyNodeRun(const std::string& node, NodeState& ns,
+                                                 NodeRun run, std::vector<std::string>* jobs) {
+  std::optional<int64_t> due;
+  const auto earliest = [&due](std::optional<int64_t> d) {
+    if (d.has_value() && (!due.has_value() || *d < *due)) due = d;
+  };
+  if (run.switch_out.has_value()) {
+    earliest(run.switch_out->next_due_ms);
+    publisher_.Upsert(ClusterInfoPublisher::Kind::kSwitch, run.switch_out->record.cm_name,
+                      std::move(run.switch_entry));
+    ns.switch_out = std::move(run.switch_out->record);
+  }
+  if (run.device_out.has_value()) {
+    DeviceCycleOutput& out = *run.device_out;
+    if (!out.occurrences.empty()) {
+      if (auto triage = manual_.Submit(out.occurrences)) {
+        ScheduleAt(FaultCentreKey::Of(Kind::kManualTriage), *triage);
+      }
+    }
+    earliest(out.next_due_ms);
+    publisher_.Upsert(ClusterInfoPublisher::Kind::kDevice, out.record.cm_name,
+                      std::move(run.device_entry));
+    ns.device_out = std::move(out);
+    if (run.device_changed) QueueJobsOn(node, jobs);
+  }
+  return due;
 }
 
 void FaultCentre::HandleNodeInfo(const std::string& node, std::vector<std::string>* jobs) {

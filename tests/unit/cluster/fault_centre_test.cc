@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/json_util.h"
 #include "common/metrics.h"
+#include "common/parallel_for.h"
 #include "fault_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -73,10 +74,10 @@ class FaultCentreTest : public ::testing::Test {
     centre_->FlushWrites();
   }
 
-  absl::Status StartWith(FaultCentre::Options o) {
+  absl::Status StartWith(FaultCentre::Options o, const JobRegistry* registry = nullptr) {
     o.watch_store = false;
     o.write_burst = kUnlimitedWrites;
-    centre_ = std::make_unique<FaultCentre>(store_, clock_, nullptr, o);
+    centre_ = std::make_unique<FaultCentre>(store_, clock_, registry, o);
     centre_->AddJobFaultSink(&sink_);
     return centre_->Start();
   }
@@ -145,7 +146,9 @@ TEST_F(FaultCentreTest, InitialViewIsPublishedFromTheStore) {
   EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
 }
 
-TEST_F(FaultCentreTest, TheInitialViewDecodesTheDeviceInfosThroughTheGivenParallelRunner) {
+// The initial view decodes every device-info, then runs every node's pipelines, through the
+// runner; the results are published in node order whatever order the runner took them in.
+TEST_F(FaultCentreTest, TheInitialViewDecodesAndRunsTheNodesThroughTheGivenParallelRunner) {
   NodeSpec healthy;
   healthy.node = "node-1";
   Put("configmaps", DeviceInfoConfigMap(healthy));
@@ -159,8 +162,10 @@ TEST_F(FaultCentreTest, TheInitialViewDecodesTheDeviceInfosThroughTheGivenParall
   };
   ASSERT_TRUE(StartWith(o).ok());
   centre_->FlushWrites();
-  EXPECT_EQ(runs, std::vector<size_t>{2});
+  EXPECT_EQ(runs, (std::vector<size_t>{2, 2}));  // decoding, then the pipelines
   const std::string shard = ClusterInfo("cluster-info-device-0");
+  EXPECT_LT(shard.find("\"mindx-dl-deviceinfo-node-1\":"),
+            shard.find("\"mindx-dl-deviceinfo-node-2\":"));
   EXPECT_NE(shard.find("\"mindx-dl-deviceinfo-node-1\":"), std::string::npos);
   EXPECT_NE(shard.find("80E01801"), std::string::npos);
   EXPECT_EQ(centre_->DeviceNodeCount(), 2u);
@@ -442,6 +447,42 @@ TEST_F(FaultCentreTest, TheInitialViewMapsFaultsOntoTheJobsTheRegistryFoundAtIts
   EXPECT_EQ(sink_.got[0].job_id, kJobUid);
   ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
   EXPECT_EQ(sink_.got[0].ranks[0].rank_id, 11);
+  centre_->Stop();
+  centre_.reset();
+  registry.Stop();
+}
+
+// The initial view's pipelines on two threads: every node's result is in before the job's
+// snapshot is made, so the job gets one snapshot, with the fault of its second node.
+TEST_F(FaultCentreTest, TheInitialViewsParallelPipelinesGiveEachJobOneSnapshotWithItsFaults) {
+  using namespace cluster::testing;
+  Put("podgroups", PodGroupObject(PodGroupSpec{}));
+  Put("pods", PodObject(ExamplePod(0)));
+  Put("pods", PodObject(ExamplePod(1)));
+  NodeSpec healthy;
+  healthy.node = "node-a";
+  Put("configmaps", DeviceInfoConfigMap(healthy));
+  Put("configmaps", DeviceInfoConfigMap(FaultyNode("node-b")));
+  for (int i = 0; i < 64; ++i) {  // nodes no job uses
+    NodeSpec idle;
+    idle.node = absl::StrCat("node-idle-", i);
+    Put("configmaps", DeviceInfoConfigMap(idle));
+  }
+  JobRegistry registry(store_, clock_);
+  ASSERT_TRUE(registry.Start().ok());  // its worker never runs in this test
+  FaultCentre::Options o;
+  o.config = Files({.data_dir = CLUSTERD_DATA_DIR});
+  o.parallel_for = [](size_t n, const std::function<void(size_t)>& fn) {
+    ParallelFor(n, /*min_per_thread=*/1, "test-runner", fn, /*max_threads=*/2);
+  };
+  ASSERT_TRUE(StartWith(o, &registry).ok());
+  centre_->FlushWrites();
+  ASSERT_EQ(sink_.got.size(), 1u);
+  EXPECT_EQ(sink_.got[0].job_id, kJobUid);
+  ASSERT_EQ(sink_.got[0].ranks.size(), 1u);
+  EXPECT_EQ(sink_.got[0].ranks[0].rank_id, 11);
+  EXPECT_EQ(centre_->DeviceNodeCount(), 66u);
+  EXPECT_EQ(centre_->PendingKeys(), 0u);
   centre_->Stop();
   centre_.reset();
   registry.Stop();
