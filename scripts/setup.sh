@@ -9,6 +9,7 @@ packages=(
   libabsl-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libssl-dev
   libsqlite3-dev
+  libmimalloc-dev  # clusterd's allocator (CLUSTERD_MIMALLOC)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-grpcio python3-protobuf python3-yaml python3-kubernetes
   chromium  # the dashboard test loads the page in headless Chromium

@@ -12,6 +12,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "allocator.h"
 #include "common/cli_parse.h"
 #include "common/clock.h"
 #include "common/data_dir.h"
@@ -356,8 +357,8 @@ int main(int argc, char** argv) {
 
   // Exported by a waiting replica too, so that a dashboard sees every replica and which leads.
   clusterd::MetricsRegistry::Default()
-      .GetGauge("clusterd_build_info", "Always 1; labels carry the version.",
-                {{"version", CLUSTERD_VERSION}})
+      .GetGauge("clusterd_build_info", "Always 1; labels carry the version and the allocator.",
+                {{"version", CLUSTERD_VERSION}, {"allocator", clusterd::AllocatorName()}})
       .Set(1);
 
   absl::StatusOr<std::unique_ptr<clusterd::store::ObjectStore>> store =
