@@ -1,10 +1,13 @@
 #include "store/informer.h"
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "common/metrics.h"
@@ -184,6 +187,7 @@ void SharedInformer::Core::Dispatch(WatchEventType type,
                                     const std::shared_ptr<const Object>& object,
                                     const std::shared_ptr<const Object>& previous,
                                     const WatchEvent* raw) {
+  if (handlers.empty()) return;
   // A copy: a handler may register or drop registrations while we iterate.
   const std::vector<std::shared_ptr<Slot>> slots = handlers;
   const bool deleted = type == WatchEventType::kDeleted;
@@ -213,30 +217,63 @@ void SharedInformer::Core::Dispatch(WatchEventType type,
 
 void SharedInformer::Core::Replace(std::vector<std::shared_ptr<const Object>> items,
                                    uint64_t list_version) {
-  std::map<std::string, std::shared_ptr<const Object>> next;
+  // The list by key. Lists come in (nearly) key order, so the sort is mostly a check; of two
+  // objects with one key the later is kept.
+  std::vector<std::pair<std::string, std::shared_ptr<const Object>>> next;
+  next.reserve(items.size());
   for (std::shared_ptr<const Object>& o : items) {
     std::string key = KeyOfObject(*o);
-    next[std::move(key)] = std::move(o);
+    next.emplace_back(std::move(key), std::move(o));
   }
+  const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(next.begin(), next.end(), by_key)) {
+    std::stable_sort(next.begin(), next.end(), by_key);
+  }
+  for (size_t i = 1; i < next.size(); ++i) {
+    if (next[i - 1].first == next[i].first) next[i - 1].second = nullptr;  // the later one wins
+  }
+  std::erase_if(next, [](const auto& entry) { return entry.second == nullptr; });
+  const auto listed = [&next](const std::string& key) {
+    auto it =
+        std::lower_bound(next.begin(), next.end(), key,
+                         [](const auto& entry, const std::string& k) { return entry.first < k; });
+    return it != next.end() && it->first == key;
+  };
   std::vector<std::shared_ptr<const Object>> gone;
   std::map<std::string, std::string> versions;  // of the cached objects
+  bool was_empty = false;
   {
     absl::ReaderMutexLock lock(&cache_mu);
+    was_empty = objects.empty();
     for (const auto& [key, o] : objects) {
-      if (!next.contains(key)) {
+      if (!listed(key)) {
         gone.push_back(o);
       } else {
         versions[key] = ResourceVersionOf(*o);
       }
     }
   }
-  for (auto& [key, o] : next) {
-    auto v = versions.find(key);
-    if (v != versions.end() && v->second == ResourceVersionOf(*o)) continue;  // unchanged
-    std::shared_ptr<const Object> previous =
-        Apply(v == versions.end() ? WatchEventType::kAdded : WatchEventType::kModified, o);
-    Dispatch(previous == nullptr ? WatchEventType::kAdded : WatchEventType::kModified, o, previous,
-             nullptr);
+  if (was_empty) {
+    // The first list (every start): the cache is filled in one pass, in key order, and each
+    // object is then delivered as added. Only deliveries change the cache, and this is one.
+    {
+      absl::MutexLock lock(&cache_mu);
+      for (const auto& [key, o] : next) {
+        Index(key, *o);
+        objects.insert_or_assign(objects.end(), key, o);
+      }
+      objects_gauge.Set(static_cast<double>(objects.size()));
+    }
+    for (const auto& [key, o] : next) Dispatch(WatchEventType::kAdded, o, nullptr, nullptr);
+  } else {
+    for (auto& [key, o] : next) {
+      auto v = versions.find(key);
+      if (v != versions.end() && v->second == ResourceVersionOf(*o)) continue;  // unchanged
+      std::shared_ptr<const Object> previous =
+          Apply(v == versions.end() ? WatchEventType::kAdded : WatchEventType::kModified, o);
+      Dispatch(previous == nullptr ? WatchEventType::kAdded : WatchEventType::kModified, o,
+               previous, nullptr);
+    }
   }
   for (const auto& o : gone) {
     Apply(WatchEventType::kDeleted, o);

@@ -97,7 +97,9 @@ std::shared_ptr<const Object> ObjectCache::Remove(const ObjectKey& key, uint64_t
 
 void ObjectCache::Load(const ObjectKey& key, Object object) {
   absl::MutexLock lock(&mu_);
-  objects_[key] = std::make_shared<const Object>(std::move(object));
+  // The stores load in key order: at the end is where the next key goes, found without a search
+  // (a key out of order is still put in its place).
+  objects_.insert_or_assign(objects_.end(), key, std::make_shared<const Object>(std::move(object)));
 }
 
 void ObjectCache::Reset(uint64_t resource_version) {

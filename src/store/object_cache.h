@@ -46,7 +46,7 @@ class ObjectCache {
   std::shared_ptr<const Object> Remove(const ObjectKey& key, uint64_t resource_version);
 
   // Startup: stores without publishing, then Reset() makes `resource_version` the current
-  // version and the oldest one a watch may start from.
+  // version and the oldest one a watch may start from. Quickest in key order.
   void Load(const ObjectKey& key, Object object);
   void Reset(uint64_t resource_version);
 

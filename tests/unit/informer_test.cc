@@ -3,10 +3,12 @@
 
 #include "store/informer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -281,6 +283,45 @@ TEST_F(InformerTest, StartFailsWhenTheWatchCannotBeOpened) {
 // The informer keeps the store's own objects, not copies: one copy of each object in the
 // process however many rooms read it (the memory and dir stores hand theirs out through
 // ListShared and the watch events).
+// A store whose lists come in reverse order.
+class ReversingStore final : public clusterd::testing::ForwardingStore {
+ public:
+  explicit ReversingStore(ObjectStore& inner) : ForwardingStore(inner) {}
+  absl::StatusOr<ObjectList> List(std::string_view resource, const ListOptions& options) override {
+    absl::StatusOr<ObjectList> list = ForwardingStore::List(resource, options);
+    if (list.ok()) std::reverse(list->items.begin(), list->items.end());
+    return list;
+  }
+};
+
+// The first list fills the cache in one pass, sorted by key ("kube-system/a" before "kube/a",
+// though the store orders namespace "kube" first), whatever order the list came in; every object
+// reaches the handlers as added and is found by its name.
+TEST(InformerFirstList, FillsTheCacheByKeyWhateverTheListsOrder) {
+  MemoryStore memory;
+  for (const auto& [ns, name] : std::vector<std::pair<std::string, std::string>>{
+           {"kube", "b"}, {"kube-system", "a"}, {"kube", "a"}, {"x", "c"}}) {
+    ASSERT_TRUE(memory.Create(kConfigMaps, ConfigMap(ns, name, Object::object())).ok());
+  }
+  ReversingStore store(memory);
+  SharedInformer informer(store, kConfigMaps);
+  std::vector<std::string> added;
+  auto r = informer.AddHandler({.on_event = [&added](const WatchEvent& e) {
+    added.push_back(std::string(ToString(e.type)) + " " + NamespaceOf(e.object()) + "/" +
+                    NameOf(e.object()));
+  }});
+  ASSERT_TRUE(informer.Start().ok());
+  EXPECT_THAT(added,
+              ElementsAre("ADDED kube-system/a", "ADDED kube/a", "ADDED kube/b", "ADDED x/c"));
+  std::vector<std::string> cached;
+  for (const auto& o : informer.List()) cached.push_back(NamespaceOf(*o) + "/" + NameOf(*o));
+  EXPECT_THAT(cached, ElementsAre("kube-system/a", "kube/a", "kube/b", "x/c"));
+  EXPECT_EQ(informer.Size(), 4u);
+  ASSERT_NE(informer.Get("kube", "b"), nullptr);
+  EXPECT_EQ(NameOf(*informer.Get("kube", "b")), "b");
+  informer.Stop();
+}
+
 TEST(InformerSharing, TheCacheHoldsTheStoresObjectsNotCopies) {
   MemoryStore memory;
   ASSERT_TRUE(memory.Create(kConfigMaps, ConfigMap("ns", "listed")).ok());

@@ -1,5 +1,6 @@
 #include "store/dir/dir_files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -39,6 +40,24 @@ absl::Status ErrnoError(int err, std::string_view path, std::string_view what) {
 }
 
 std::string JoinPath(std::string_view a, std::string_view b) { return Cat(a, "/", b); }
+
+std::vector<DirEntry> ListDirectory(const std::string& path) {
+  std::vector<DirEntry> entries;
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return entries;
+  while (const dirent* e = readdir(dir)) {
+    const std::string_view name(e->d_name);
+    if (name == "." || name == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {  // what it names, or the file system
+      struct stat st {};                                   // did not say
+      is_dir = stat(JoinPath(path, name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    entries.push_back(DirEntry{std::string(name), is_dir});
+  }
+  closedir(dir);
+  return entries;
+}
 
 bool IsIgnoredName(std::string_view name) { return name.empty() || name.front() == '.'; }
 

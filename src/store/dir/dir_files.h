@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,14 @@ std::string JoinPath(std::string_view a, std::string_view b);
 bool IsIgnoredName(std::string_view name);
 // The object name of a file name, or nullopt if the file is not an object file.
 std::optional<std::string> ObjectNameOf(std::string_view file_name);
+// One name in a directory, and whether it is a directory (a link is followed).
+struct DirEntry {
+  std::string name;
+  bool is_dir = false;
+};
+// The names in `path` but "." and "..", in no particular order; empty when it cannot be read
+// (gone meanwhile, or not a directory). readdir's file types spare a stat for every name.
+std::vector<DirEntry> ListDirectory(const std::string& path);
 // The bytes a store writes for an object: kubectl-like, 2-space indent, newline-terminated.
 // A string that is not valid UTF-8 is written with U+FFFD in place of its bad bytes.
 std::string Serialize(const Object& object);

@@ -73,6 +73,11 @@ struct DirStore::FileRead {
   std::string detail;  // kBad: for the log line
   Object object;       // kGood: name/namespace filled in from the path
   FileSignature signature;
+  std::string path;
+  // kGood: what Sync asks of every object, found where the file was read (on the loading
+  // threads at start-up): its resourceVersion, when it is a number, and whether it has a uid.
+  std::optional<uint64_t> version;
+  bool has_uid = false;
 };
 
 Counter& DirStore::BadFilesCounter(std::string_view reason) {
@@ -424,7 +429,8 @@ absl::StatusOr<uint64_t> DirStore::NextVersion() {
 
 DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key, bool links_checked) const {
   FileRead read;
-  std::string path = PathOf(key);
+  read.path = PathOf(key);
+  const std::string& path = read.path;
   auto bad = [&](std::string_view reason, std::string detail) {
     read.kind = FileRead::kBad;
     read.reason = std::string(reason);
@@ -509,6 +515,8 @@ DirStore::FileRead DirStore::ReadObjectFile(const ObjectKey& key, bool links_che
     return bad(kReasonInvalid, std::string(s.message()));
   }
   read.kind = FileRead::kGood;
+  read.version = ParseResourceVersion(ResourceVersionOf(object));
+  read.has_uid = !UidOf(object).empty();
   read.object = std::move(object);
   return read;
 }
@@ -592,7 +600,7 @@ bool DirStore::NeedsSync(const KeySet& keys) {
 
 void DirStore::Sync(const KeySet& keys, bool loading) {
   struct Found {
-    ObjectKey key;
+    const ObjectKey* key;  // in `keys`
     Object object;
     uint64_t version = 0;
   };
@@ -613,31 +621,37 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
     loaded = ReadObjectFiles(order);
   }
   size_t index = 0;
+  if (loading) known_files_.reserve(known_files_.size() + keys.size());
+  // Loading (Init) fills an empty cache: nothing is cached to compare with.
+  const bool cache_empty = loading;
   for (const ObjectKey& key : keys) {
-    std::string path = PathOf(key);
-    if (!loading && Unchanged(key, path)) continue;  // e.g. the echo of our own write
-    FileRead read = loading ? std::move(loaded[index++]) : ReadObjectFile(key);
-    if (read.kind != FileRead::kBad) bad_files_.erase(path);
-    if (read.kind == FileRead::kGood) {
-      known_files_[path] = read.signature;
+    FileRead read;
+    if (loading) {
+      read = std::move(loaded[index++]);
     } else {
-      known_files_.erase(path);
+      if (Unchanged(key, PathOf(key))) continue;  // e.g. the echo of our own write
+      read = ReadObjectFile(key);
     }
-    auto cached = cache_.Find(key);
+    if (read.kind != FileRead::kBad && !bad_files_.empty()) bad_files_.erase(read.path);
+    if (read.kind == FileRead::kGood) {
+      known_files_.insert_or_assign(std::move(read.path), read.signature);
+    } else {
+      known_files_.erase(read.path);
+    }
+    std::shared_ptr<const Object> cached = cache_empty ? nullptr : cache_.Find(key);
     if (read.kind == FileRead::kAbsent) {
       if (cached != nullptr) gone.push_back(key);
       continue;
     }
     if (read.kind == FileRead::kBad) {
-      ReportBadFile(path, read);  // the last good version (if any) stays
+      ReportBadFile(read.path, read);  // the last good version (if any) stays
       continue;
     }
     if (cached != nullptr && *cached == read.object) continue;  // e.g. the echo of our write
-    std::optional<uint64_t> version = ParseResourceVersion(ResourceVersionOf(read.object));
-    if (version && !UidOf(read.object).empty()) {
-      accepted.push_back(Found{key, std::move(read.object), *version});
+    if (read.version && read.has_uid) {
+      accepted.push_back(Found{&key, std::move(read.object), *read.version});
     } else {
-      adopt.push_back(Found{key, std::move(read.object), 0});
+      adopt.push_back(Found{&key, std::move(read.object), 0});
     }
   }
 
@@ -647,20 +661,28 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
   }
   // A version is kept only if it is new to us and was allocated from the counter: anything
   // else (a copied file, a hand edit that kept the old version) would break the order of the
-  // event stream.
-  std::stable_sort(accepted.begin(), accepted.end(),
-                   [](const Found& a, const Found& b) { return a.version < b.version; });
+  // event stream. `accepted` is in key order; the check walks it in version order.
+  std::vector<size_t> by_version(accepted.size());
+  for (size_t i = 0; i < by_version.size(); ++i) by_version[i] = i;
+  std::stable_sort(by_version.begin(), by_version.end(), [&accepted](size_t a, size_t b) {
+    return accepted[a].version < accepted[b].version;
+  });
+  std::vector<bool> kept(accepted.size(), false);
   uint64_t previous = last;
-  for (Found& f : accepted) {
+  for (size_t i : by_version) {
+    Found& f = accepted[i];
     if (f.version <= previous || f.version > counter) {
       adopt.push_back(Found{f.key, std::move(f.object), 0});
       continue;
     }
     previous = f.version;
-    if (loading) {
-      cache_.Load(f.key, std::move(f.object));
-    } else {
-      cache_.Put(f.key, std::move(f.object), f.version);
+    kept[i] = true;
+    // Watchers see the changes in version order; the cache loads quickest in key order.
+    if (!loading) cache_.Put(*f.key, std::move(f.object), f.version);
+  }
+  if (loading) {
+    for (size_t i = 0; i < accepted.size(); ++i) {
+      if (kept[i]) cache_.Load(*accepted[i].key, std::move(accepted[i].object));
     }
   }
 
@@ -675,11 +697,11 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
       target = counter;
     }
     std::sort(adopt.begin(), adopt.end(),
-              [](const Found& a, const Found& b) { return a.key < b.key; });
+              [](const Found& a, const Found& b) { return *a.key < *b.key; });
     size_t adopted_at_load = 0;
     for (Found& f : adopt) {
       uint64_t version = ++next;
-      auto cached = cache_.Find(f.key);
+      auto cached = cache_.Find(*f.key);
       if (UidOf(f.object).empty()) {
         // Same name, same identity: an agent rewriting its file keeps the object's uid.
         SetMetadataField(f.object, "uid", cached != nullptr ? UidOf(*cached) : NewUid());
@@ -698,21 +720,21 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
       if (loading) {
         // Start-up reads each file once and writes none: the identity is the cache's at once,
         // and the file gets it from the watcher thread once the store is open.
-        deferred_adoptions_.push_back(f.key);
-        cache_.Load(f.key, std::move(f.object));
+        deferred_adoptions_.push_back(*f.key);
+        cache_.Load(*f.key, std::move(f.object));
         ++adopted_at_load;
         continue;
       }
-      absl::StatusOr<Object> written = WriteObjectFile(f.key, std::move(f.object));
+      absl::StatusOr<Object> written = WriteObjectFile(*f.key, std::move(f.object));
       if (!written.ok()) {
         LogError(kDirStoreLog, "cannot adopt file",
-                 {{"path", PathOf(f.key)}, {"error", written.status()}});
+                 {{"path", PathOf(*f.key)}, {"error", written.status()}});
         continue;
       }
       AdoptedFilesCounter("watch").Increment();
       LogDebug(kDirStoreLog, "adopted file written outside the store",
-               {{"path", PathOf(f.key)}, {"resourceVersion", version}});
-      cache_.Put(f.key, *std::move(written), version);
+               {{"path", PathOf(*f.key)}, {"resourceVersion", version}});
+      cache_.Put(*f.key, *std::move(written), version);
     }
     if (adopted_at_load > 0) {
       deferred_total_ += adopted_at_load;

@@ -5,9 +5,11 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <set>
+#include <vector>
 
 #include "common/log.h"
 #include "store/admission.h"
@@ -17,10 +19,12 @@
 
 namespace clusterd::store {
 
+using dir_files::DirEntry;
 using dir_files::FileLock;
 using dir_files::IsIgnoredName;
 using dir_files::IsSymlinkToDir;
 using dir_files::JoinPath;
+using dir_files::ListDirectory;
 using dir_files::ObjectNameOf;
 
 namespace {
@@ -62,35 +66,49 @@ void DirStore::ScanAll(KeySet* dirty) {
   }
 }
 
+namespace {
+
+// Adds the keys of one directory's objects: sorted first, each goes in next to the last, so
+// that a directory of 50,000 files costs no search of the set per file.
+void InsertDirectoryKeys(const std::string& resource, const std::string& ns,
+                         std::vector<std::string> names, std::set<ObjectKey>* dirty) {
+  if (names.empty()) return;
+  std::sort(names.begin(), names.end());
+  auto hint = dirty->lower_bound(ObjectKey{resource, ns, names.front()});
+  for (std::string& name : names) {
+    hint = std::next(dirty->emplace_hint(hint, ObjectKey{resource, ns, std::move(name)}));
+  }
+}
+
+}  // namespace
+
 void DirStore::ScanResourceDir(const std::string& resource, KeySet* dirty) {
   std::string path = JoinPath(root_, resource);
   if (IsSymlinkToDir(path)) return ReportSymlink(path);
   // Watch first, then list: a file landing in between is seen twice, never missed.
   if (!WatchDir(WatchedDir{path, resource, std::nullopt})) return;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    std::string name = entry.path().filename().string();
-    if (IsIgnoredName(name)) continue;
-    if (IsClusterScoped(resource)) {
-      if (auto object_name = ObjectNameOf(name)) {
-        dirty->insert(ObjectKey{resource, "", *object_name});
-      }
-    } else if (entry.is_directory(ec)) {  // follows links: ScanNamespaceDir refuses them
-      ScanNamespaceDir(resource, name, dirty);
+  const bool cluster_scoped = IsClusterScoped(resource);
+  std::vector<std::string> names;
+  for (DirEntry& entry : ListDirectory(path)) {
+    if (IsIgnoredName(entry.name)) continue;
+    if (cluster_scoped) {
+      if (auto object_name = ObjectNameOf(entry.name)) names.push_back(*std::move(object_name));
+    } else if (entry.is_dir) {  // follows links: ScanNamespaceDir refuses them
+      ScanNamespaceDir(resource, entry.name, dirty);
     }
   }
+  InsertDirectoryKeys(resource, "", std::move(names), dirty);
 }
 
 void DirStore::ScanNamespaceDir(const std::string& resource, const std::string& ns, KeySet* dirty) {
   std::string path = JoinPath(JoinPath(root_, resource), ns);
   if (IsSymlinkToDir(path)) return ReportSymlink(path);
   if (!WatchDir(WatchedDir{path, resource, ns})) return;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-    if (auto object_name = ObjectNameOf(entry.path().filename().string())) {
-      dirty->insert(ObjectKey{resource, ns, *object_name});
-    }
+  std::vector<std::string> names;
+  for (const DirEntry& entry : ListDirectory(path)) {
+    if (auto object_name = ObjectNameOf(entry.name)) names.push_back(*std::move(object_name));
   }
+  InsertDirectoryKeys(resource, ns, std::move(names), dirty);
 }
 
 bool DirStore::ReadEvents(KeySet* dirty) {
