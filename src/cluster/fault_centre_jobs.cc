@@ -73,7 +73,7 @@ void FaultCentre::RefreshIndex(std::vector<std::string>* gone) {
   };
   // A job is built again only when its registry objects changed (compared by pointer: the
   // registry replaces an object it changes).
-  std::vector<FaultJob> changed;
+  std::vector<FaultJobSource> sources;  // point into index_source_'s entries
   std::set<std::string> seen;
   for (JobRegistry::FaultSnapshotEntry& e : changes.jobs) {
     if (e.record == nullptr) continue;
@@ -81,12 +81,22 @@ void FaultCentre::RefreshIndex(std::vector<std::string>* gone) {
     if (changes.everything) seen.insert(id);
     auto old = index_source_.find(id);
     if (old != index_source_.end() && same(old->second, e)) continue;
-    FaultJobSource src;
+    FaultJobSource& src = sources.emplace_back();
     src.record = e.record.get();
     src.pod_group = e.pod_group.get();
     for (const auto& p : e.pods) src.pods.push_back(p.get());
-    changed.push_back(BuildFaultJob(src));
     index_source_.insert_or_assign(id, std::move(e));
+  }
+  // Each job is built from its registry objects alone: the thousands of a start are built on
+  // every core (the runner keeps a few on this thread).
+  std::vector<FaultJob> changed(sources.size());
+  const std::function<void(size_t)> build = [&](size_t i) {
+    changed[i] = BuildFaultJob(sources[i]);
+  };
+  if (options_.parallel_for && sources.size() > 1) {
+    options_.parallel_for(sources.size(), build);
+  } else {
+    for (size_t i = 0; i < sources.size(); ++i) build(i);
   }
   std::vector<std::string> removed;
   if (changes.everything) {
