@@ -131,6 +131,15 @@ absl::StatusOr<std::unique_ptr<clusterd::store::InstanceLock>> ClaimStore(
 #endif
 
 int main(int argc, char** argv) {
+  // Block the stop signals before any thread starts (the run log's flusher is the first, in
+  // ConfigureLogging), so that only the sigwait below sees them: a stop signal that reached a
+  // thread without the block ended the process at once, without its stop and with the last
+  // second of the run log unwritten.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   clusterd::SkipRuntimeLockOrderChecks();
   CLI::App app{
       "clusterd: the cluster brain. Serves the Recover, Config, Fault, Job, TrainingDataTrace and\n"
@@ -347,13 +356,6 @@ int main(int argc, char** argv) {
     brain_options.faults.naming = *naming;
     brain_options.recovery.naming = *naming;
   }
-
-  // Block the stop signals before any thread starts, so only sigwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   // Exported by a waiting replica too, so that a dashboard sees every replica and which leads.
   clusterd::MetricsRegistry::Default()

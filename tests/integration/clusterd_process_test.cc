@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "client/channel.h"
 #include "common/file_change.h"
 #include "gtest/gtest.h"
@@ -371,6 +373,35 @@ TEST(ClusterdProcess, VersionAndHelpDescribeTheStableFlags) {
   for (const char* flag : {"--store", "--grpc-listen", "--http-listen", "dir:PATH", "memory"}) {
     EXPECT_TRUE(absl::StrContains(help.output, flag)) << flag;
   }
+}
+
+// Every thread of a running clusterd but the main one blocks SIGTERM and SIGINT, so that a stop
+// signal waits for the main thread's sigwait (a graceful stop) whenever it comes; the main thread
+// unblocks them only while it waits in sigwait. The run log's flusher thread used to start before
+// the block: a SIGTERM during start-up reached it and ended the process at once, without its stop
+// and with the run log's last second unwritten.
+TEST(ClusterdProcess, EveryThreadBlocksTheStopSignals) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, "memory", {"-logFile=" + dir.path() + "/log/clusterd.log"});
+  ASSERT_NE(proc, nullptr);
+  const std::string tasks = absl::StrCat("/proc/", proc->process().pid(), "/task");
+  size_t threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    if (task.path().filename() == std::to_string(proc->process().pid())) continue;  // main
+    const std::string status = ReadWholeFile(task.path().string() + "/status").value_or("");
+    const size_t at = status.find("SigBlk:");
+    if (at == std::string::npos) continue;  // the thread ended meanwhile
+    uint64_t blocked = 0;
+    ASSERT_TRUE(absl::SimpleHexAtoi(
+        absl::StripAsciiWhitespace(status.substr(at + 7, status.find('\n', at) - at - 7)),
+        &blocked))
+        << status;
+    ++threads;
+    const uint64_t stop = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1));
+    EXPECT_EQ(blocked & stop, stop) << task.path() << " SigBlk " << std::hex << blocked;
+  }
+  EXPECT_GT(threads, 5u);
+  ASSERT_TRUE(proc->Stop().ok());
 }
 
 // The original's shipped command line (its flags, Go style) runs clusterd with the same meaning:
