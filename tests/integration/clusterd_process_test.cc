@@ -416,7 +416,9 @@ TEST(ClusterdProcess, TheOriginalsFlagsWriteTheRunLogToItsFile) {
   auto root = http.Get("/");
   ASSERT_TRUE(root);
   EXPECT_EQ(root->status, 200);
-  ASSERT_TRUE(proc->Stop().ok());
+  absl::StatusOr<int> stopped = proc->Stop();
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(*stopped, 0) << "a stop signal must end clusterd through its stop, not at once";
   const std::string text = ReadWholeFile(log_file).value_or("");
   EXPECT_TRUE(absl::StrContains(text, "original flag -logLevel=0 read as --log-level=info"))
       << text;
