@@ -47,16 +47,26 @@ std::vector<model::DeviceFault> RegroupFaults(const std::vector<NpuFault>& fault
   return out;
 }
 
-ordered_json DeviceEntryJson(const DeviceRecord& record) {
-  const model::DeviceListKeys keys = record.Keys();
+namespace {
+
+// The DeviceList of a node's entry: a Go map, so its keys sorted by byte value (of two equal
+// keys the later one's value).
+std::map<std::string, std::string> DeviceListOf(const DeviceRecord& record) {
+  model::DeviceListKeys keys = record.Keys();
   std::map<std::string, std::string> list;
-  list[keys.available] = model::JoinNpuNames(record.available);
-  list[keys.fault] = model::RenderDeviceFaults(RegroupFaults(record.faults));
-  list[keys.network_unhealthy] = model::JoinNpuNames(record.network_unhealthy);
-  list[keys.unhealthy] = model::JoinNpuNames(record.unhealthy);
-  list[keys.recovering] = model::JoinNpuNames(record.recovering);
+  list[std::move(keys.available)] = model::JoinNpuNames(record.available);
+  list[std::move(keys.fault)] = model::RenderDeviceFaults(RegroupFaults(record.faults));
+  list[std::move(keys.network_unhealthy)] = model::JoinNpuNames(record.network_unhealthy);
+  list[std::move(keys.unhealthy)] = model::JoinNpuNames(record.unhealthy);
+  list[std::move(keys.recovering)] = model::JoinNpuNames(record.recovering);
+  return list;
+}
+
+}  // namespace
+
+ordered_json DeviceEntryJson(const DeviceRecord& record) {
   ordered_json device_list = ordered_json::object();
-  for (auto& [k, v] : list) device_list[k] = std::move(v);
+  for (auto& [k, v] : DeviceListOf(record)) device_list[k] = std::move(v);
   ordered_json out;
   out["DeviceList"] = std::move(device_list);
   out["UpdateTime"] = record.update_time_s;
@@ -71,20 +81,11 @@ std::string RenderDeviceEntry(const DeviceRecord& record) {
   // The bytes CanonicalJson(DeviceEntryJson(record)) gives, written directly: every node's
   // entry is rendered at each of its changes and for the whole cluster at start-up (50,000
   // entries), where building and walking the JSON tree took most of the time.
-  const model::DeviceListKeys keys = record.Keys();
-  // DeviceList is a Go map: its keys sorted by byte value (a later equal key wins, as in
-  // DeviceEntryJson).
-  std::map<std::string_view, std::string> list;
-  list[keys.available] = model::JoinNpuNames(record.available);
-  list[keys.fault] = model::RenderDeviceFaults(RegroupFaults(record.faults));
-  list[keys.network_unhealthy] = model::JoinNpuNames(record.network_unhealthy);
-  list[keys.unhealthy] = model::JoinNpuNames(record.unhealthy);
-  list[keys.recovering] = model::JoinNpuNames(record.recovering);
   std::string out;
   out.reserve(256);
   out += R"({"DeviceList":{)";
   bool first = true;
-  for (const auto& [key, value] : list) {
+  for (const auto& [key, value] : DeviceListOf(record)) {
     if (!first) out.push_back(',');
     first = false;
     out += QuoteGoString(key);
