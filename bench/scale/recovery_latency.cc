@@ -521,17 +521,22 @@ int main(int argc, char** argv) {
   // signal queued on the stream, as clusterd's histogram counts it (the transport excluded).
   httplib::Client http("http://" + (*proc)->http_address());
   const std::string share = "clusterd_recovery_first_signal_seconds";
+  // Of that share, the wait of the report for its job's strand (a worker to take it up).
+  const std::string wait = "clusterd_recovery_queue_wait_seconds";
   std::vector<double> paced, burst;
   const Buckets before_paced = ServerHistogram(http, share);
+  const Buckets wait_before_paced = ServerHistogram(http, wait);
   for (int i = 0; i < samples; ++i) {
     if (auto ms = report(i)) paced.push_back(*ms);
     absl::SleepFor(absl::Milliseconds(interval_ms));
   }
   const Buckets before_burst = ServerHistogram(http, share);
+  const Buckets wait_before_burst = ServerHistogram(http, wait);
   for (int i = samples; i < 2 * samples; ++i) {
     if (auto ms = report(i)) burst.push_back(*ms);
   }
   const Buckets after_burst = ServerHistogram(http, share);
+  const Buckets wait_after_burst = ServerHistogram(http, wait);
   std::vector<double> hardware, written, known;
   for (int i = 2 * samples; i < 2 * samples + hardware_samples; ++i) {
     const int job = job_of(i);
@@ -579,6 +584,10 @@ int main(int argc, char** argv) {
   PrintServerShare("  of which in clusterd (its histogram), paced", before_paced, before_burst);
   PrintServerShare("  of which in clusterd (its histogram), back to back", before_burst,
                    after_burst);
+  PrintServerShare("    events waiting for their job's strand, paced", wait_before_paced,
+                   wait_before_burst);
+  PrintServerShare("    events waiting for their job's strand, back to back", wait_before_burst,
+                   wait_after_burst);
   PrintPercentiles("hardware fault (npu-agent) -> device-info in the store", written);
   PrintPercentiles("hardware fault (npu-agent) -> controller has it", known);
   PrintPercentiles("hardware fault (npu-agent) -> first signal", hardware);
