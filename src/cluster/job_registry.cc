@@ -500,8 +500,11 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
   for (const RankTableProblem& p : step.problems) {
     Reject(p.reason, absl::StrCat("job ", key, ": ", p.detail), true);
   }
+  size_t committed = 0;
   if (step.changes_record && (!step.writes.empty() || step.signal.has_value())) {
-    if (absl::Status s = Execute(*step.record, step); !s.ok()) {
+    absl::StatusOr<size_t> executed = Execute(*step.record, step);
+    if (executed.ok()) committed = *executed;
+    if (absl::Status s = executed.status(); !s.ok()) {
       write_failures_.Increment();
       ReconcileCounter("failed").Increment();
       LogWarn(kJobRegistryLog, "job-summary write failed; will retry",
@@ -542,8 +545,15 @@ runtime::Result JobRegistry::Reconcile(const std::string& key) {
     UpdateGaugesLocked();
   }
   if (step.transition != "unchanged" && step.transition != "ignored") {
-    LogInfo(kJobRegistryLog, "job reconciled",
-            {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
+    // An update that found the job's summary as it was is not news: every job is decided once
+    // after a start, which logged one line per job (5,000 at 5,000 jobs) on every restart.
+    if (committed > 0 || step.transition != "update") {
+      LogInfo(kJobRegistryLog, "job reconciled",
+              {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
+    } else {
+      LogDebug(kJobRegistryLog, "job reconciled; its summary is as it was",
+               {{"job", key}, {"operation", ToString(op)}, {"transition", step.transition}});
+    }
   }
   NotifyView();  // when this reconcile, or a change of the job's pods, moved the view
   if (step.signal.has_value()) Emit(*std::move(step.signal));
@@ -713,7 +723,7 @@ runtime::Result JobRegistry::RunConsistencyCheck() {
   return runtime::Result::RequeueAfter(options_.consistency_period);
 }
 
-absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
+absl::StatusOr<bool> JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
   const store::Object& cm = write.config_map;
   // Whether the summary exists, from the store's cache (a Get is local on every backend): a
   // write that the store would refuse first costs the API server a request for nothing. The
@@ -726,31 +736,45 @@ absl::Status JobRegistry::WriteConfigMap(const ConfigMapWrite& write) {
     if (absl::StatusOr<store::Object> admitted =
             store::AdmitUpdate(store::kConfigMaps, *current, cm);
         admitted.ok() && store::ChangesNothing(*current, *admitted)) {
-      return absl::OkStatus();
+      return false;
     }
     create_first = false;
   } else if (absl::IsNotFound(current.status())) {
     create_first = true;
   }
+  // Whether the store committed it: a write that changes nothing is not committed (and keeps
+  // the stored resourceVersion).
+  const auto committed = [&current](const absl::StatusOr<store::Object>& written) {
+    return !current.ok() ||
+           store::ResourceVersionOf(*written) != store::ResourceVersionOf(*current);
+  };
   if (create_first) {
     absl::StatusOr<store::Object> created = store_.Create(store::kConfigMaps, cm);
-    if (created.ok()) return absl::OkStatus();
+    if (created.ok()) return true;
     if (!absl::IsAlreadyExists(created.status())) return created.status();
-    return store_.Update(store::kConfigMaps, cm).status();
+    absl::StatusOr<store::Object> updated = store_.Update(store::kConfigMaps, cm);
+    if (!updated.ok()) return updated.status();
+    return committed(updated);
   }
   absl::StatusOr<store::Object> updated = store_.Update(store::kConfigMaps, cm);
-  if (updated.ok()) return absl::OkStatus();
+  if (updated.ok()) return committed(updated);
   if (!absl::IsNotFound(updated.status())) return updated.status();
-  return store_.Create(store::kConfigMaps, cm).status();
+  absl::StatusOr<store::Object> created = store_.Create(store::kConfigMaps, cm);
+  if (!created.ok()) return created.status();
+  return true;
 }
 
-absl::Status JobRegistry::Execute(const JobRecord& record, const JobStep& step) {
+absl::StatusOr<size_t> JobRegistry::Execute(const JobRecord& record, const JobStep& step) {
+  size_t committed = 0;
   for (const ConfigMapWrite& w : step.writes) {
-    if (absl::Status s = WriteConfigMap(w); !s.ok()) {
-      return Annotate(s, absl::StrCat("configmap ", record.ns, "/", store::NameOf(w.config_map)));
+    absl::StatusOr<bool> written = WriteConfigMap(w);
+    if (!written.ok()) {
+      return Annotate(written.status(),
+                      absl::StrCat("configmap ", record.ns, "/", store::NameOf(w.config_map)));
     }
+    if (*written) ++committed;
   }
-  return absl::OkStatus();
+  return committed;
 }
 
 void JobRegistry::Emit(model::JobSummarySignal signal) {

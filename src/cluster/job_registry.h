@@ -212,8 +212,10 @@ class JobRegistry {
   runtime::Result ReconcileExpiry(const std::string& job_id);
   runtime::Result RunConsistencyCheck();
   // Store writes of a step; the first failure.
-  absl::Status Execute(const JobRecord& record, const JobStep& step);
-  absl::Status WriteConfigMap(const ConfigMapWrite& write);
+  // Both return how many ConfigMaps the store committed (a write of what it holds already
+  // commits nothing).
+  absl::StatusOr<size_t> Execute(const JobRecord& record, const JobStep& step);
+  absl::StatusOr<bool> WriteConfigMap(const ConfigMapWrite& write);
   void Emit(model::JobSummarySignal signal);
   void Reject(std::string_view reason, std::string_view message, bool loud);
 

@@ -15,6 +15,8 @@
 #include "gtest/gtest.h"
 #include "job_test_objects.h"
 #include "rank_table_golden.h"
+#include "spdlog/sinks/ringbuffer_sink.h"
+#include "spdlog/spdlog.h"
 #include "store/memory/memory_store.h"
 #include "unit/forwarding_store.h"
 
@@ -756,13 +758,44 @@ TEST_F(JobRegistryTest, EachSummaryWriteIsOneStoreWriteWhetherOrNotItExists) {
   registry_->Stop();
 }
 
+// The process's log lines at info and above while it lives (spdlog's default logger, which
+// clusterd's Log writes to).
+class CapturedLog {
+ public:
+  CapturedLog()
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(4096)),
+        previous_(spdlog::default_logger()),
+        previous_level_(spdlog::get_level()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~CapturedLog() {
+    spdlog::set_default_logger(previous_);
+    spdlog::set_level(previous_level_);
+  }
+  size_t Count(std::string_view text) const {
+    size_t n = 0;
+    for (const std::string& line : sink_->last_formatted()) n += line.find(text) != line.npos;
+    return n;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+  spdlog::level::level_enum previous_level_;
+};
+
 TEST_F(JobRegistryTest, ARestartOnUnchangedJobsAsksTheStoreForNoWrite) {
   // A restart decides every job again. Its summaries already say what the decision would
   // write: at 5,000 jobs every restart rewrote 5,000 of them, one API request each on the kube
   // store. The jobs' signals still follow.
   ASSERT_NO_FATAL_FAILURE(SeedRunningJob());
-  ASSERT_TRUE(registry_->Start().ok());
-  registry_->controller().RunUntilIdleForTest();
+  {
+    CapturedLog log;  // the first decision writes the summary: news
+    ASSERT_TRUE(registry_->Start().ok());
+    registry_->controller().RunUntilIdleForTest();
+    EXPECT_GE(log.Count("job reconciled"), 1u);
+  }
   const absl::StatusOr<store::Object> before = ConfigMap("job-summary-pt-2x8");
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_GT(flaky_.writes.load(), 0);
@@ -771,8 +804,13 @@ TEST_F(JobRegistryTest, ARestartOnUnchangedJobsAsksTheStoreForNoWrite) {
   MakeRegistry();
   TakeSignals();
   flaky_.writes = 0;
-  ASSERT_TRUE(registry_->Start().ok());
-  registry_->controller().RunUntilIdleForTest();
+  {
+    // Nor does it log a line per job that says nothing changed (5,000 at 5,000 jobs).
+    CapturedLog log;
+    ASSERT_TRUE(registry_->Start().ok());
+    registry_->controller().RunUntilIdleForTest();
+    EXPECT_EQ(log.Count("job reconciled"), 0u);
+  }
   EXPECT_EQ(flaky_.writes.load(), 0);
   EXPECT_EQ(*ConfigMap("job-summary-pt-2x8"), *before);
   std::vector<JobSummarySignal> signals = TakeSignals();
