@@ -659,6 +659,21 @@ TEST_F(JobRegistryTest, AReaderBehindForgottenDeparturesReadsTheWholeFaultView) 
   EXPECT_TRUE(kept_up.jobs.empty());
 }
 
+// A cursor the registry never handed out (ahead of its log: another registry's, or one kept
+// across a restart of clusterd) reads the whole view, not nothing.
+TEST_F(JobRegistryTest, ACursorAheadOfTheLogReadsTheWholeFaultView) {
+  AddNumberedPodGroups(3);
+  registry_->controller().RunUntilIdleForTest();
+  const uint64_t now = registry_->FaultViewChangesSince(0).cursor;
+  const JobRegistry::FaultViewChanges ahead = registry_->FaultViewChangesSince(now + 1000);
+  EXPECT_TRUE(ahead.everything);
+  EXPECT_EQ(ahead.jobs.size(), 3u);
+  EXPECT_EQ(ahead.cursor, now);
+  const JobRegistry::FaultViewChanges current = registry_->FaultViewChangesSince(now);
+  EXPECT_FALSE(current.everything);
+  EXPECT_TRUE(current.jobs.empty());
+}
+
 TEST_F(JobRegistryTest, SoftSharePodGroupsAndPodsAreIgnored) {
   PodGroupSpec pg;
   pg.annotations = {{"huawei.com/schedule_policy", "chip1-softShareDev"}};
