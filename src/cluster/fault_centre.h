@@ -276,8 +276,9 @@ class FaultCentre {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets business and not-retryable reports older than 60 s.
   void ForgetOldRetryReports(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  DeviceCycleInput DeviceInputFor(const std::string& node, const DeviceRecord& record,
-                                  int64_t now) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The device pipeline's input for the node (its device-info record taken in).
+  DeviceCycleInput DeviceInputFor(const std::string& node, const NodeState& ns, int64_t now) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The initial view: while Start drains the keys, device-info keys only take in their object
   // and job keys wait (both are remembered); then every such node's pipelines run on every
   // core (ParallelRunner), and the waiting jobs are queued once, with every node's result.

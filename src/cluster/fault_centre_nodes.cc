@@ -201,17 +201,16 @@ void FaultCentre::RunDeferredNodePipelines() {
   for (std::string& id : jobs) controller_.Enqueue(FaultCentreKey::Job(std::move(id)));
 }
 
-DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const DeviceRecord& record,
+DeviceCycleInput FaultCentre::DeviceInputFor(const std::string& node, const NodeState& ns,
                                              int64_t now) const {
+  const DeviceRecord& record = *ns.device_original;
   DeviceCycleInput in;
   in.now_ms = now;
   in.public_faults = public_faults_.OnNode(node);
   in.stress_test = stress_nodes_.count(node) != 0;
   in.manual_separation_enabled = manual_.Enabled();
   if (in.manual_separation_enabled) in.manual_npus = manual_.NpusOn(node);
-  if (const NodeState* ns = nodes_.count(node) ? &nodes_.at(node) : nullptr) {
-    in.retry.switch_link_down_ms = ns->switch_state.link_down_ms;
-  }
+  in.retry.switch_link_down_ms = ns.switch_state.link_down_ms;
   auto uses = index_.npus_by_node.find(node);
   if (uses == index_.npus_by_node.end()) return in;
   for (const auto& [id, use] : uses->second) {
@@ -338,7 +337,7 @@ FaultCentre::NodeRun FaultCentre::ComputeNodeRun(const std::string& node, NodeSt
     run.switch_out = std::move(out);
   }
   if (ns.device_original.has_value()) {
-    DeviceCycleInput input = DeviceInputFor(node, *ns.device_original, now);
+    DeviceCycleInput input = DeviceInputFor(node, ns, now);
     DeviceCycleOutput out = RunDeviceCycle(*ns.device_original, ns.device_state, input);
     // A re-run that changes nothing keeps the UpdateTime of the previous result, so that a
     // node is not republished just because it was looked at again.

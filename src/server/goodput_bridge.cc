@@ -89,8 +89,7 @@ absl::Status GoodputBridge::Restore() {
       return saved.status();
     }
   } else {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     auto restore = [&](const char* what, absl::Status s) {
       if (!s.ok()) {
         GoodputStateCounter("read", "malformed").Increment();
@@ -172,8 +171,7 @@ void GoodputBridge::Run(FaultFeed* feed) {
 void GoodputBridge::OnJobSummary(const model::JobSummarySignal& signal) {
   if (signal.job_id.empty()) return;
   const bool deleted = signal.op == model::kJobOperatorDelete;
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   ledger_.ObserveJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name),
                      model::ParseJobStatus(signal.job_status), deleted, clock_.Now());
   episodes_.NameJob(signal.job_id, absl::StrCat(signal.ns, "/", signal.job_name));
@@ -187,8 +185,7 @@ void GoodputBridge::OnJobSummary(const model::JobSummarySignal& signal) {
 void GoodputBridge::OnJobFaults(const cluster::JobFaultRanks& faults) {
   std::set<std::string> now_keys;
   std::optional<absl::Time> earliest_new;
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   NoteEpisodeFaults(faults);
   const std::set<std::string>& before = job_faults_[faults.job_id];
   const absl::Time now = clock_.Now();
@@ -256,6 +253,13 @@ void GoodputBridge::OnCycleEnded(const std::string& job_id, const std::string&,
   cycle_events_.push_back({CycleEvent::Kind::kEnded, job_id, outcome, at});
 }
 
+GoodputBridge::StateLock::StateLock(const GoodputBridge* bridge) : bridge_(bridge) {
+  bridge_->mu_.Lock();
+  bridge_->ApplyCycleEventsLocked();
+}
+
+GoodputBridge::StateLock::~StateLock() { bridge_->mu_.Unlock(); }
+
 void GoodputBridge::ApplyCycleEventsLocked() const {
   std::vector<CycleEvent> events;
   {
@@ -286,8 +290,7 @@ void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& 
                                     absl::Time at) {
   std::optional<cluster::OffenderVerdict> verdict;
   {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     verdict = offenders_.ObserveFault(node, npu, code, level, at);
     dirty_ = true;
   }
@@ -296,8 +299,7 @@ void GoodputBridge::OnFaultOccurred(const std::string& node, const std::string& 
 
 void GoodputBridge::OnFaultCleared(const std::string& node, const std::string& npu,
                                    const std::string& code) {
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   offenders_.ObserveClear(node, npu, code);
 }
 
@@ -316,8 +318,7 @@ void GoodputBridge::ReadPolicy() {
   }
   std::vector<cluster::OffenderVerdict> verdicts;
   {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     if (text == policy_text_) return;
     policy_text_ = text;
     cluster::OffenderPolicy policy;  // absent: off
@@ -396,8 +397,7 @@ void GoodputBridge::Tick() {
   const absl::Time now = clock_.Now();
   bool save_due = false;
   {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     offenders_.Expire(now);
     if (size_t pruned = ledger_.Prune(now); pruned > 0) {
       dirty_ = true;
@@ -456,8 +456,7 @@ absl::Status GoodputBridge::Save() {
   GoodputStateStore::State state;
   const absl::Time now = clock_.Now();
   {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     if (!dirty_) return absl::OkStatus();
     state.ledger = ledger_.Save(now);
     state.offenders = offenders_.Save().dump();
@@ -466,8 +465,7 @@ absl::Status GoodputBridge::Save() {
     last_save_ = now;
   }
   if (absl::Status s = state_store_.Write(state); !s.ok()) {
-    absl::MutexLock lock(&mu_);
-    ApplyCycleEventsLocked();
+    StateLock lock(this);
     dirty_ = true;
     return s;
   }
@@ -476,8 +474,7 @@ absl::Status GoodputBridge::Save() {
 
 nlohmann::ordered_json GoodputBridge::GoodputList(const std::string& ns) const {
   const absl::Time now = clock_.Now();
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   std::vector<const cluster::JobGoodput*> jobs;
   for (const auto& [id, job] : ledger_.jobs()) {
     if (!ns.empty() && job.name.rfind(ns + "/", 0) != 0) continue;
@@ -496,8 +493,7 @@ nlohmann::ordered_json GoodputBridge::GoodputList(const std::string& ns) const {
 absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::string& job,
                                                                 const std::string& ns) const {
   const absl::Time now = clock_.Now();
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   if (const cluster::JobGoodput* j = ledger_.Find(job); j != nullptr) {
     return ledger_.JobJson(*j, now);
   }
@@ -535,15 +531,13 @@ absl::StatusOr<nlohmann::ordered_json> GoodputBridge::GoodputOf(const std::strin
 
 nlohmann::ordered_json GoodputBridge::Offenders() const {
   const absl::Time now = clock_.Now();
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   return offenders_.ToJson(now);
 }
 
 nlohmann::ordered_json GoodputBridge::Episodes(const std::string& job) const {
   const absl::Time now = clock_.Now();
-  absl::MutexLock lock(&mu_);
-  ApplyCycleEventsLocked();
+  StateLock lock(this);
   return episodes_.ToJson(job, now);
 }
 

@@ -90,9 +90,21 @@ class GoodputBridge : public cluster::JobFaultSink, public recovery::CycleObserv
   // Opens or extends the job's fault episode with the faults new in its snapshot.
   void NoteEpisodeFaults(const cluster::JobFaultRanks& faults) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string JobNameOf(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies the cycle events waiting in cycle_events_, oldest first. Every holder of mu_ calls it
-  // first, so the ledger sees the events in the order they came, and a query sees them all.
+  // Applies the cycle events waiting in cycle_events_, oldest first (StateLock calls it).
   void ApplyCycleEventsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // mu_, taken with the waiting cycle events applied first. Every holder that reads or changes
+  // the ledger, the episodes or the offenders takes mu_ this way, so the ledger sees the events
+  // in the order they came, and a query sees them all.
+  class ABSL_SCOPED_LOCKABLE StateLock {
+   public:
+    explicit StateLock(const GoodputBridge* bridge) ABSL_EXCLUSIVE_LOCK_FUNCTION(bridge->mu_);
+    ~StateLock() ABSL_UNLOCK_FUNCTION();
+    StateLock(const StateLock&) = delete;
+    StateLock& operator=(const StateLock&) = delete;
+
+   private:
+    const GoodputBridge* const bridge_;
+  };
   void Act(const cluster::OffenderVerdict& verdict);
   void Run(FaultFeed* feed);
 

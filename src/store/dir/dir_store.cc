@@ -622,8 +622,6 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
   }
   size_t index = 0;
   if (loading) known_files_.reserve(known_files_.size() + keys.size());
-  // Loading (Init) fills an empty cache: nothing is cached to compare with.
-  const bool cache_empty = loading;
   for (const ObjectKey& key : keys) {
     FileRead read;
     if (loading) {
@@ -638,7 +636,8 @@ void DirStore::Sync(const KeySet& keys, bool loading) {
     } else {
       known_files_.erase(read.path);
     }
-    std::shared_ptr<const Object> cached = cache_empty ? nullptr : cache_.Find(key);
+    // Loading (Init) fills an empty cache: nothing is cached to compare with.
+    std::shared_ptr<const Object> cached = loading ? nullptr : cache_.Find(key);
     if (read.kind == FileRead::kAbsent) {
       if (cached != nullptr) gone.push_back(key);
       continue;
