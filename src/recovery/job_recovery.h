@@ -184,6 +184,11 @@ struct JobRecovery {
   uint64_t next_id = 1;
   uint64_t awaiting_signal = 0;
   std::optional<Signal> pending_signal;  // the awaited ProcessManageSignal (resent on resume)
+  // The stopTrain or globalFault written last, while the state waits for the report that
+  // answers it. A cycle restored in that wait sends it once more on resume: the client's
+  // report may have gone to the process that died (the Python toolkit does not repeat a report
+  // that failed in transport), and nothing else would ask for it again before the 15 min wait.
+  std::optional<Signal> report_signal;
   uint64_t awaiting_write = 0;
   std::optional<PendingWrite> pending_write;
   std::map<TimerKind, absl::Time> timers;

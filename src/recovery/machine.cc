@@ -219,6 +219,7 @@ void MachineRun::ClearStep() {
   s_.write_purpose = WritePurpose::kNone;
   s_.awaiting_signal = 0;
   s_.pending_signal.reset();
+  s_.report_signal.reset();
   s_.awaiting_write = 0;
   s_.pending_write.reset();
   s_.timers.erase(TimerKind::kStep);

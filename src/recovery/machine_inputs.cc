@@ -1,6 +1,8 @@
 // The machine's inputs (event.h) other than fault deliveries (machine_faults.cc) and OM
 // requests (nic_switch.cc, stress_test.cc).
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/sv.h"
 #include "recovery/machine_run.h"
@@ -34,6 +36,15 @@ void MachineRun::Resume(uint64_t stream_id) {
   s_.stream_id = stream_id;
   AddNote("resume", absl::StrCat("restored cycle continues in state ", Sv(StateName(s_.state))));
   Emit(EndStreams{stream_id});
+  if (s_.phase == Phase::kWaitReport && s_.report_signal.has_value()) {
+    // The signal was written before the restart and its report has not come: the client may
+    // have sent it to the dying process and will not send it again. Ask once more, with the
+    // same uuid (the TaskD manager drops the duplicate; the toolkit stops again and reports).
+    AddNote("resume", absl::StrCat("report not received; ", Sv(s_.report_signal->signal_type),
+                                   " sent again"));
+    Emit(SendSignal{NextId(), *std::exchange(s_.report_signal, std::nullopt), false});
+    return;
+  }
   if (s_.phase != Phase::kAwaitSignal) return;
   s_.timers.erase(TimerKind::kStep);  // the guard of a signal held for this moment
   if (!s_.pending_signal.has_value()) {
@@ -95,6 +106,17 @@ void MachineRun::On(const SignalWritten& e) {
   if (!e.ok && s_.om != OmKind::kNone) Om(std::string(kOmSendSignalFailed));
   const std::optional<MachineEvent> next = SendResultEvent(*signal, e.ok);
   if (next.has_value()) Raise(*next);
+  if (e.ok && AsksForTheAwaitedReport(*signal)) s_.report_signal = *signal;
+}
+
+bool MachineRun::AsksForTheAwaitedReport(const Signal& signal) const {
+  // Only the two signals whose duplicate repeats an idempotent step: stopping processes that
+  // are stopped, or listing the strategies again. A strategy (changeStrategy) is never sent
+  // twice: carrying out a recovery twice over would break the one in progress.
+  if (s_.phase != Phase::kWaitReport) return false;
+  return (signal.signal_type == kSignalStopTrain && s_.state == State::kWaitReportStopComplete) ||
+         (signal.signal_type == kSignalGlobalFault &&
+          s_.state == State::kWaitReportRecoverStrategy);
 }
 
 void MachineRun::On(const WriteDone& e) {

@@ -81,6 +81,9 @@ class MachineRun {
   void ClearStep();
   void Reset(std::string_view reason, bool deletion = false, uint64_t keep_stream = 0);
   void Resume(uint64_t stream_id);
+  // Whether `signal`, just written, is the one the state now waits to have answered (and so
+  // the one a resumed wait asks again: JobRecovery::report_signal).
+  bool AsksForTheAwaitedReport(const Signal& signal) const;
   void CheckStall();
   uint64_t NextId() { return s_.next_id++; }
   std::string NewUuid();

@@ -211,6 +211,7 @@ JobRecovery ReadRecord(const ordered_json& r) {
   job.next_id = r.at("nextId").get<uint64_t>();
   job.awaiting_signal = r.at("awaitingSignal").get<uint64_t>();
   if (r.contains("pendingSignal")) job.pending_signal = ReadSignal(r.at("pendingSignal"));
+  if (r.contains("reportSignal")) job.report_signal = ReadSignal(r.at("reportSignal"));
   job.awaiting_write = r.at("awaitingWrite").get<uint64_t>();
   if (r.contains("pendingWrite")) {
     const ordered_json& w = r.at("pendingWrite");
@@ -320,6 +321,7 @@ ordered_json RecordToJson(const JobRecovery& job) {
   r["nextId"] = job.next_id;
   r["awaitingSignal"] = job.awaiting_signal;
   if (job.pending_signal) r["pendingSignal"] = SignalJson(*job.pending_signal);
+  if (job.report_signal) r["reportSignal"] = SignalJson(*job.report_signal);
   r["awaitingWrite"] = job.awaiting_write;
   if (job.pending_write) {
     const PendingWrite& w = *job.pending_write;

@@ -280,8 +280,9 @@ TEST_F(RecoveryE2eTest, AReconnectMidCycleOnALiveServerResetsTheCycle) {
 }
 
 // SIGKILL while the controller waits for StopComplete: the restarted clusterd resumes the cycle
-// from clusterd-recovery-<jobId> when the client comes back; the report sent after the restart
-// continues it with the same uuid, and no signal is acted on twice.
+// from clusterd-recovery-<jobId> when the client comes back and asks for the report once more
+// (stopTrain, same uuid), which this client drops as a duplicate, as the TaskD manager does;
+// the report sent after the restart continues the cycle, and no signal is acted on twice.
 TEST_F(RecoveryE2eTest, SigkillWhileWaitingForStopCompleteResumesTheCycle) {
   BEGIN_OR_SKIP("retry,recover,dump", AgentBehaviour{.never_answer = {"stopTrain"}});
   AwaitSubscribed();
@@ -313,6 +314,7 @@ TEST_F(RecoveryE2eTest, SigkillWhileWaitingForStopCompleteResumesTheCycle) {
   const auto signals = driver_->signals();
   EXPECT_EQ(std::count_if(signals.begin(), signals.end(), OfType("stopTrain")), 1);
   EXPECT_EQ(std::count_if(signals.begin(), signals.end(), OfType("globalFault")), 1);
+  EXPECT_EQ(client_->stats().duplicates_suppressed, 1);  // the stopTrain asked again
   EXPECT_EQ(driver_->resumed_count(), 1);
 }
 

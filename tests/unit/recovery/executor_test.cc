@@ -280,7 +280,11 @@ TEST_F(ExecutorTest, RestartMidCycleResumesFromTheRecord) {
   ex.controller().RunUntilIdleForTest();
   EXPECT_EQ(ex.Snapshot("J")->state, State::kWaitFaultFlushFinished);
   EXPECT_EQ(ex.CurrentUuid("J"), uuid);
-  EXPECT_TRUE(sink_.signals.empty());
+  // stopTrain was written before the crash and its report had not come: asked once more, with
+  // the recorded uuid (the record keeps the signal the wait answers).
+  ASSERT_EQ(sink_.signals.size(), 1u);
+  EXPECT_EQ(sink_.signals[0].signal_type, "stopTrain");
+  EXPECT_EQ(sink_.signals[0].uuid, uuid);
 }
 
 TEST_F(ExecutorTest, RestartWhileTheStopSignalWasUnconfirmedSendsItAgain) {

@@ -123,7 +123,7 @@ TEST(Resume, SubscribeAfterRestoreContinuesTheCycle) {
   EXPECT_EQ(r.job().uuid, uuid);
   EXPECT_TRUE(r.ResetOps().empty());
   EXPECT_FALSE(r.job().resumed);
-  EXPECT_EQ(r.Notes("resume").size(), 1u);
+  EXPECT_EQ(r.Notes("resume").size(), 2u);  // continues; globalFault asked again
   r.Strategies({"recover", "exit"});
   EXPECT_EQ(r.Signals().back().change_strategy, "recover");
   EXPECT_EQ(r.Signals().back().uuid, uuid);
@@ -165,6 +165,99 @@ TEST(Resume, SignalAnsweredWhileDownIsNotSentAgain) {
   r.Subscribe();
   EXPECT_TRUE(r.All<SendSignal>().empty());
   EXPECT_EQ(r.state(), State::kWaitFaultFlushFinished);
+}
+
+// The stall seen beside a real peer (docs/benchmarks.md): stopTrain was written and the record
+// said so; the client's ReportStopComplete went to the dying process and failed in transport,
+// which the Python toolkit does not repeat. The restored wait asks once more, same uuid.
+TEST(Resume, AWaitWhoseReportNeverCameAsksForItOnceMore) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  ASSERT_EQ(h.state(), State::kWaitReportStopComplete);
+  const Signal stop = h.Signals().back();
+  ASSERT_EQ(stop.signal_type, "stopTrain");
+
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Subscribe();
+  ASSERT_EQ(r.Signals().size(), 1u);
+  EXPECT_EQ(r.Signals()[0], stop);  // byte for byte: the TaskD manager drops it by uuid
+  EXPECT_EQ(r.state(), State::kWaitReportStopComplete);
+  EXPECT_THAT(r.Notes("resume"), ::testing::Contains(::testing::HasSubstr("stopTrain sent again")));
+  // The deadline of the wait is the one before the restart, not a fresh 15 minutes.
+  EXPECT_EQ(r.job().timers.at(TimerKind::kStep), h.job().timers.at(TimerKind::kStep));
+  r.StopComplete(0);
+  EXPECT_EQ(r.state(), State::kWaitFaultFlushFinished);
+  // Once only: a later live Subscribe resets, as on the original.
+  r.Subscribe();
+  EXPECT_EQ(r.state(), State::kInit);
+  EXPECT_EQ(r.Signals().size(), 1u);
+}
+
+TEST(Resume, AStrategyListWaitAsksForTheListOnceMore) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  h.Elapse(absl::Seconds(11));
+  ASSERT_EQ(h.state(), State::kWaitReportRecoverStrategy);
+  const Signal global = h.Signals().back();
+  ASSERT_EQ(global.signal_type, "globalFault");
+
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Subscribe();
+  ASSERT_EQ(r.Signals().size(), 1u);
+  EXPECT_EQ(r.Signals()[0], global);
+  r.Strategies({"recover"});
+  EXPECT_EQ(r.Signals().back().change_strategy, "recover");
+}
+
+// A strategy is never carried out twice: a wait for its result sends nothing on resume.
+TEST(Resume, AStrategyResultWaitSendsNothingAgain) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  h.StopComplete(0);
+  h.Elapse(absl::Seconds(11));
+  h.Strategies({"recover"});
+  ASSERT_EQ(h.state(), State::kWaitReportProcessRecoverStatus);
+  EXPECT_FALSE(h.job().report_signal.has_value());
+
+  Harness r = Restore(h, MakeView(2, 8));
+  r.Subscribe();
+  EXPECT_TRUE(r.Signals().empty());
+  EXPECT_EQ(r.state(), State::kWaitReportProcessRecoverStatus);
+}
+
+// The report came to the new process before the client subscribed again: nothing to ask.
+TEST(Resume, AReportReceivedBeforeTheSubscribeIsNotAskedFor) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  Harness r = Restore(h, MakeView(2, 8));
+  r.StopComplete(0);
+  EXPECT_EQ(r.state(), State::kWaitFaultFlushFinished);
+  EXPECT_FALSE(r.job().report_signal.has_value());
+  r.Subscribe();
+  EXPECT_TRUE(r.Signals().empty());
+}
+
+// A record written before the field existed restores without it and asks for nothing.
+TEST(Resume, ARecordWithoutTheAskingSignalStillRestores) {
+  Harness h(MakeConfig("recover"), MakeView(2, 8));
+  h.Subscribe();
+  h.ProcessFault({{10, 1}});
+  nlohmann::ordered_json record = RecordToJson(h.job());
+  ASSERT_TRUE(record.contains("reportSignal"));
+  record.erase("reportSignal");
+  absl::StatusOr<JobRecovery> back = RecordFromJson(record);
+  ASSERT_TRUE(back.ok()) << back.status();
+  Harness r(h.job().config, MakeView(2, 8));
+  r.mutable_job() = *back;
+  r.mutable_job().view = MakeView(2, 8);
+  r.Subscribe();
+  EXPECT_TRUE(r.Signals().empty());
+  EXPECT_EQ(r.state(), State::kWaitReportStopComplete);
 }
 
 TEST(Resume, PendingWriteIsIssuedAgain) {
