@@ -13,6 +13,7 @@
 //
 //   build/bench/recovery_scale --jobs 1000 --samples 200
 #include <fcntl.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -342,6 +343,11 @@ int main(int argc, char** argv) {
                "running agent is a thread and three store watches in this process: at 2,500 "
                "nodes, 10,000 threads woken by every store change starve the harness's own "
                "subscribers");
+  std::string samples_file;
+  app.add_option("--samples-file", samples_file,
+                 "Also write every ReportProcessFault sample to this file, one line each: "
+                 "\"paced|burst <start, CLOCK_MONOTONIC ns> <ms>\" (to line the slow ones up with "
+                 "`perf sched record -k CLOCK_MONOTONIC`)");
   bool keep_state = false;
   app.add_flag("--keep-state", keep_state,
                "Keep the run's directory (store, clusterd.log) instead of removing it");
@@ -502,6 +508,8 @@ int main(int argc, char** argv) {
   std::printf("clusterd's registry: %d of %d jobs running %.1f s after they were written\n",
               running, jobs, absl::ToDoubleSeconds(absl::Now() - written_at));
 
+  std::ofstream sample_log;
+  if (!samples_file.empty()) sample_log.open(samples_file);
   auto report = [&](int i) -> std::optional<double> {
     Subscriber& s = *subs[job_of(i)];
     ::ProcessFaultRequest request;
@@ -511,11 +519,19 @@ int main(int argc, char** argv) {
     rank->set_faulttype("1");
     grpc::ClientContext ctx;
     ::Status answer;
+    timespec mono{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
     const absl::Time start = absl::Now();
     if (!s.stub().ReportProcessFault(&ctx, request, &answer).ok()) return std::nullopt;
     auto first = s.FirstAfter(start, absl::Seconds(30));
     if (!first.has_value()) return std::nullopt;
-    return absl::ToDoubleMilliseconds(*first - start);
+    const double ms = absl::ToDoubleMilliseconds(*first - start);
+    if (sample_log.is_open()) {
+      sample_log << (i < samples ? "paced " : "burst ")
+                 << static_cast<int64_t>(mono.tv_sec) * 1000000000 + mono.tv_nsec << ' ' << ms
+                 << '\n';
+    }
+    return ms;
   };
   // clusterd's own share of each report: from the report reaching the job's controller to its
   // signal queued on the stream, as clusterd's histogram counts it (the transport excluded).
