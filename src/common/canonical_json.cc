@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/string_view.h"
+#include "common/utf8.h"
 
 namespace clusterd {
 namespace {
@@ -23,39 +24,9 @@ constexpr std::array<bool, 128> kRawAscii = [] {
   return raw;
 }();
 
-// Length of the UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when Go's
-// utf8.DecodeRuneInString would report RuneError of width 1 there: stray continuation bytes,
-// overlong forms, surrogates, code points above U+10FFFF and truncated sequences. Go then
-// moves on by a single byte, so each such byte becomes its own \ufffd.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto lead = static_cast<unsigned char>(s[i]);
-  size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (lead < 0xC2) {
-    return 0;
-  } else if (lead < 0xE0) {
-    length = 2;
-  } else if (lead < 0xF0) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead < 0xF5) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (s.size() - i < length) return 0;
-  const auto second = static_cast<unsigned char>(s[i + 1]);
-  if (second < low || second > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    const auto next = static_cast<unsigned char>(s[i + k]);
-    if (next < 0x80 || next > 0xBF) return 0;
-  }
-  return length;
-}
-
+// A byte that starts no well-formed UTF-8 sequence (WellFormedUtf8Length 0) is where Go's
+// utf8.DecodeRuneInString reports RuneError of width 1: Go then moves on by a single byte, so
+// each such byte becomes its own \ufffd.
 void AppendQuoted(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t pending = 0;  // start of the run of bytes not yet copied
@@ -92,7 +63,7 @@ void AppendQuoted(std::string_view s, std::string* out) {
       pending = ++i;
       continue;
     }
-    const size_t length = Utf8SequenceLength(s, i);
+    const size_t length = WellFormedUtf8Length(s, i);
     if (length == 0) {
       flush();
       out->append("\\ufffd");
