@@ -227,7 +227,6 @@ void BM_DirStoreSmallWriteBesideALargeWriter(benchmark::State& state) {
 }
 BENCHMARK(BM_DirStoreSmallWriteBesideALargeWriter)
     ->Arg(800)
-    ->Arg(128)
     ->Iterations(2000)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
