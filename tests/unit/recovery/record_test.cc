@@ -105,13 +105,19 @@ Harness Restore(const Harness& h, JobView view) {
   return r;
 }
 
-TEST(Resume, SubscribeAfterRestoreContinuesTheCycle) {
+// A `recover` job on 2 pods whose cycle waits for the agent's strategies (globalFault written).
+Harness AtTheStrategyWait() {
   Harness h(MakeConfig("recover"), MakeView(2, 8));
   h.Subscribe();
   h.ProcessFault({{10, 1}});
   h.StopComplete(0);
   h.Elapse(absl::Seconds(11));
-  ASSERT_EQ(h.state(), State::kWaitReportRecoverStrategy);
+  EXPECT_EQ(h.state(), State::kWaitReportRecoverStrategy);
+  return h;
+}
+
+TEST(Resume, SubscribeAfterRestoreContinuesTheCycle) {
+  Harness h = AtTheStrategyWait();
   const std::string uuid = h.job().uuid;
 
   Harness r = Restore(h, MakeView(2, 8));
@@ -195,12 +201,7 @@ TEST(Resume, AWaitWhoseReportNeverCameAsksForItOnceMore) {
 }
 
 TEST(Resume, AStrategyListWaitAsksForTheListOnceMore) {
-  Harness h(MakeConfig("recover"), MakeView(2, 8));
-  h.Subscribe();
-  h.ProcessFault({{10, 1}});
-  h.StopComplete(0);
-  h.Elapse(absl::Seconds(11));
-  ASSERT_EQ(h.state(), State::kWaitReportRecoverStrategy);
+  Harness h = AtTheStrategyWait();
   const Signal global = h.Signals().back();
   ASSERT_EQ(global.signal_type, "globalFault");
 
@@ -214,11 +215,7 @@ TEST(Resume, AStrategyListWaitAsksForTheListOnceMore) {
 
 // A strategy is never carried out twice: a wait for its result sends nothing on resume.
 TEST(Resume, AStrategyResultWaitSendsNothingAgain) {
-  Harness h(MakeConfig("recover"), MakeView(2, 8));
-  h.Subscribe();
-  h.ProcessFault({{10, 1}});
-  h.StopComplete(0);
-  h.Elapse(absl::Seconds(11));
+  Harness h = AtTheStrategyWait();
   h.Strategies({"recover"});
   ASSERT_EQ(h.state(), State::kWaitReportProcessRecoverStatus);
   EXPECT_FALSE(h.job().report_signal.has_value());
