@@ -70,6 +70,14 @@ TEST(DirFileText, RefusesWhatNlohmannRefusesInValuesAndKeys) {
   }
 }
 
+TEST(DirFileText, IndentsDeeplyNestedValuesAsNlohmannDoes) {
+  Object deep = "leaf";
+  for (int depth = 0; depth < 1000; ++depth) {
+    deep = depth % 2 == 0 ? Object::array({deep, depth}) : Object{{"k", deep}, {"n", nullptr}};
+  }
+  ExpectSameText(deep);
+}
+
 // Random objects of random bytes (well-formed UTF-8 or not), nested up to four levels.
 Object RandomValue(std::mt19937_64& rng, int depth) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };

@@ -134,8 +134,10 @@ char* WriteEscape(unsigned char b, char* p) {
 // (\b \t \n \f \r by name, the rest as \u00xx in lower-case hex); everything else as is.
 // Written through a pointer into a buffer of the worst case's size (every byte a \u00xx), then
 // appended once: a shard's JSON text has a quote every few bytes, and appending piece by piece
-// cost more than the escaping itself. Short strings (keys, most values) use the stack.
-bool AppendEscaped(std::string_view s, std::string* out) {
+// cost more than the escaping itself. Short strings (keys, most values) use the stack; kept out
+// of line so that the buffer is not part of every frame of AppendValue's recursion (10,000 deep
+// for the deepest object ParseJson accepts).
+[[gnu::noinline]] bool AppendEscaped(std::string_view s, std::string* out) {
   constexpr size_t kShort = 256;
   char on_stack[6 * kShort + 2];
   std::unique_ptr<char[]> on_heap;
