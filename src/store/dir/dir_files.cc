@@ -174,42 +174,28 @@ char* WriteEscape(unsigned char b, char* p) {
 // One value at `depth` (its closing bracket indented by 2 * depth), as dump(2) lays it out.
 bool AppendValue(const Object& value, size_t depth, std::string* out) {
   switch (value.type()) {
-    case Object::value_t::object: {
+    case Object::value_t::object:
+    case Object::value_t::array: {
+      const bool is_object = value.is_object();
       if (value.empty()) {
-        out->append("{}");
+        out->append(is_object ? "{}" : "[]");
         return true;
       }
-      out->append("{\n");
+      out->append(is_object ? "{\n" : "[\n");
       bool first = true;
       for (auto it = value.begin(); it != value.end(); ++it) {
         if (!first) out->append(",\n");
         first = false;
         out->append(2 * (depth + 1), ' ');
-        if (!AppendEscaped(it.key(), out)) return false;
-        out->append(": ");
-        if (!AppendValue(it.value(), depth + 1, out)) return false;
+        if (is_object) {
+          if (!AppendEscaped(it.key(), out)) return false;
+          out->append(": ");
+        }
+        if (!AppendValue(*it, depth + 1, out)) return false;
       }
       out->push_back('\n');
       out->append(2 * depth, ' ');
-      out->push_back('}');
-      return true;
-    }
-    case Object::value_t::array: {
-      if (value.empty()) {
-        out->append("[]");
-        return true;
-      }
-      out->append("[\n");
-      bool first = true;
-      for (const Object& element : value) {
-        if (!first) out->append(",\n");
-        first = false;
-        out->append(2 * (depth + 1), ' ');
-        if (!AppendValue(element, depth + 1, out)) return false;
-      }
-      out->push_back('\n');
-      out->append(2 * depth, ' ');
-      out->push_back(']');
+      out->push_back(is_object ? '}' : ']');
       return true;
     }
     case Object::value_t::string:

@@ -246,6 +246,9 @@ TEST(Resume, ARecordWithoutTheAskingSignalStillRestores) {
   h.ProcessFault({{10, 1}});
   nlohmann::ordered_json record = RecordToJson(h.job());
   ASSERT_TRUE(record.contains("reportSignal"));
+  nlohmann::ordered_json malformed = record;
+  malformed["reportSignal"] = "not a signal";
+  EXPECT_FALSE(RecordFromJson(malformed).ok()) << "a malformed reportSignal is refused";
   record.erase("reportSignal");
   absl::StatusOr<JobRecovery> back = RecordFromJson(record);
   ASSERT_TRUE(back.ok()) << back.status();
