@@ -110,6 +110,7 @@ TimeUse GoodputLedger::Derive(const JobGoodput& job) {
 }
 
 void GoodputLedger::Advance(JobGoodput& job, absl::Time t) {
+  job.unsaved = true;
   // A clock that stepped back closes nothing: no negative durations.
   if (t > job.since) {
     if (IsCounted(job.use)) {
@@ -218,6 +219,7 @@ size_t GoodputLedger::Prune(absl::Time now) {
   std::vector<std::pair<absl::Time, std::string>> deleted;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     if (it->second.deleted && now - it->second.deleted_at >= options_.retention) {
+      removed_since_save_.push_back(it->first);
       it = jobs_.erase(it);
       ++dropped;
     } else {
@@ -229,6 +231,7 @@ size_t GoodputLedger::Prune(absl::Time now) {
     std::sort(deleted.begin(), deleted.end());
     for (const auto& [at, id] : deleted) {
       if (jobs_.size() <= options_.max_jobs) break;
+      removed_since_save_.push_back(id);
       jobs_.erase(id);
       ++dropped;
     }
@@ -289,36 +292,55 @@ nlohmann::ordered_json GoodputLedger::JobJson(const JobGoodput& job, absl::Time 
   };
 }
 
+nlohmann::json GoodputLedger::Record(const JobGoodput& job, absl::Time now) const {
+  nlohmann::json totals = nlohmann::json::object();
+  for (int i = 0; i < kTimeUseCount; ++i) {
+    totals[std::string(kUseNames[i])] = absl::ToInt64Milliseconds(job.totals[i]);
+  }
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const TimeInterval& i : job.timeline) {
+    if (i.end < now - options_.window) continue;  // only the window's share is persisted
+    timeline.push_back(
+        {std::string(ToString(i.use)), SavedMillis(i.start), SavedMillis(i.end), i.strategy});
+  }
+  return {{"id", job.job_id},
+          {"name", job.name},
+          {"firstSeen", SavedMillis(job.first_seen)},
+          {"status", job.status.has_value() ? std::string(ToString(*job.status)) : ""},
+          {"deletedAt", job.deleted ? SavedMillis(job.deleted_at) : 0},
+          {"everRan", job.ever_ran},
+          {"cycleRunning", job.cycle_running},
+          {"cycleStrategy", job.cycle_strategy},
+          {"cycleStarted", SavedMillis(job.cycle_started)},
+          {"faultAt", SavedMillis(job.fault_at)},
+          {"since", SavedMillis(job.since)},
+          {"cycles", job.cycles},
+          {"faults", job.faults},
+          {"totalsMs", std::move(totals)},
+          {"timeline", std::move(timeline)}};
+}
+
 nlohmann::json GoodputLedger::Save(absl::Time now) const {
   nlohmann::json jobs = nlohmann::json::array();
-  for (const auto& [id, job] : jobs_) {
-    nlohmann::json totals = nlohmann::json::object();
-    for (int i = 0; i < kTimeUseCount; ++i) {
-      totals[std::string(kUseNames[i])] = absl::ToInt64Milliseconds(job.totals[i]);
-    }
-    nlohmann::json timeline = nlohmann::json::array();
-    for (const TimeInterval& i : job.timeline) {
-      if (i.end < now - options_.window) continue;  // only the window's share is persisted
-      timeline.push_back(
-          {std::string(ToString(i.use)), SavedMillis(i.start), SavedMillis(i.end), i.strategy});
-    }
-    jobs.push_back({{"id", id},
-                    {"name", job.name},
-                    {"firstSeen", SavedMillis(job.first_seen)},
-                    {"status", job.status.has_value() ? std::string(ToString(*job.status)) : ""},
-                    {"deletedAt", job.deleted ? SavedMillis(job.deleted_at) : 0},
-                    {"everRan", job.ever_ran},
-                    {"cycleRunning", job.cycle_running},
-                    {"cycleStrategy", job.cycle_strategy},
-                    {"cycleStarted", SavedMillis(job.cycle_started)},
-                    {"faultAt", SavedMillis(job.fault_at)},
-                    {"since", SavedMillis(job.since)},
-                    {"cycles", job.cycles},
-                    {"faults", job.faults},
-                    {"totalsMs", std::move(totals)},
-                    {"timeline", std::move(timeline)}});
-  }
+  for (const auto& [id, job] : jobs_) jobs.push_back(Record(job, now));
   return {{"version", 1}, {"jobs", std::move(jobs)}};
+}
+
+GoodputLedger::SaveDelta GoodputLedger::TakeSaveDelta(absl::Time now) {
+  SaveDelta delta;
+  const absl::Time cut = now - options_.window;
+  for (auto& [id, job] : jobs_) {
+    if (!job.unsaved && job.saved_oldest_end >= cut) continue;
+    delta.records.emplace_back(id, Record(job, now));
+    job.unsaved = false;
+    job.saved_oldest_end = absl::InfiniteFuture();
+    for (const TimeInterval& i : job.timeline) {
+      if (i.end >= cut) job.saved_oldest_end = std::min(job.saved_oldest_end, i.end);
+    }
+  }
+  delta.removed = std::move(removed_since_save_);
+  removed_since_save_.clear();
+  return delta;
 }
 
 absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
@@ -367,6 +389,9 @@ absl::Status GoodputLedger::Restore(const nlohmann::json& saved) {
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("goodput state: ", e.what()));
+  }
+  for (const auto& [id, job] : jobs_) {
+    if (!restored.contains(id)) removed_since_save_.push_back(id);
   }
   jobs_ = std::move(restored);
   return absl::OkStatus();

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -79,6 +80,10 @@ struct JobGoodput {
   int64_t cycles = 0;
   int64_t faults = 0;                 // interrupting fault episodes
   std::deque<TimeInterval> timeline;  // closed intervals, oldest first, bounded
+  // The ledger's save bookkeeping: the record changed since it was last taken for a save, and
+  // the oldest interval end that record held (its timeline is cut to the window when saved).
+  bool unsaved = true;
+  absl::Time saved_oldest_end = absl::InfiniteFuture();
 
   absl::Duration Total(TimeUse use, absl::Time now) const;  // including the open interval
   absl::Duration Counted(absl::Time now) const;
@@ -124,14 +129,29 @@ class GoodputLedger {
   nlohmann::json Save(absl::Time now) const;
   absl::Status Restore(const nlohmann::json& saved);
 
+  // What an incremental save writes: the records (Save's shape, one per job) that differ from
+  // the ones last taken, and the jobs pruned since. A record is taken again when its job
+  // changed, or when an interval it held has left the window since (so every record written is
+  // the one Save would write now). The first call after construction or Restore takes every
+  // job. At 20,000 jobs Save builds every record, about 0.2 s of a core; a save after a few
+  // reports builds a few.
+  struct SaveDelta {
+    std::vector<std::pair<std::string, nlohmann::json>> records;  // job id -> record
+    std::vector<std::string> removed;
+  };
+  SaveDelta TakeSaveDelta(absl::Time now);
+
  private:
   JobGoodput& JobOf(const std::string& job_id, absl::Time now);
-  // Closes the open interval at `t` (clamped into [since, ...]) and re-derives `use`.
+  // Closes the open interval at `t` (clamped into [since, ...]) and re-derives `use`. Every
+  // change to a job starts here, so this is where its record is marked unsaved.
   void Advance(JobGoodput& job, absl::Time t);
+  nlohmann::json Record(const JobGoodput& job, absl::Time now) const;
   static TimeUse Derive(const JobGoodput& job);
 
   GoodputOptions options_;
   std::map<std::string, JobGoodput> jobs_;
+  std::vector<std::string> removed_since_save_;  // pruned since the last TakeSaveDelta
 };
 
 }  // namespace clusterd::cluster

@@ -91,28 +91,46 @@ absl::StatusOr<GoodputStateStore::State> GoodputStateStore::Load() {
 }
 
 absl::Status GoodputStateStore::Write(const State& state) {
-  absl::MutexLock lock(&mu_);
+  Changes changes;
   std::set<std::string> ids;
   if (state.ledger.contains("jobs") && state.ledger["jobs"].is_array()) {
     for (const nlohmann::json& job : state.ledger["jobs"]) {
-      const std::string id = job.value("id", "");
+      std::string id = job.value("id", "");
       if (id.empty()) continue;
-      std::string text = job.dump();
-      if (text.size() > cluster::ClusterInfoShards::kDefaultLimitBytes) {
-        // One job's timeline alone would break the 1 MiB limit: its totals are kept.
-        nlohmann::json trimmed = job;
-        trimmed["timeline"] = nlohmann::json::array();
-        text = trimmed.dump();
-        LogWarn(kGoodputStateLog, "a job's timeline is too large to save; left out", {{"job", id}});
-      }
-      shards_.Upsert(id, std::move(text));
       ids.insert(id);
+      changes.records.emplace_back(std::move(id), job);
     }
   }
-  for (const std::string& id : job_ids_) {
-    if (!ids.contains(id)) shards_.Remove(id);
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& id : job_ids_) {
+      if (!ids.contains(id)) changes.removed.push_back(id);
+    }
   }
-  job_ids_ = std::move(ids);
+  changes.offenders = state.offenders;
+  changes.episodes = state.episodes;
+  return WriteChanges(changes);
+}
+
+absl::Status GoodputStateStore::WriteChanges(const Changes& changes) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& id : changes.removed) {
+    shards_.Remove(id);
+    job_ids_.erase(id);
+  }
+  for (const auto& [id, job] : changes.records) {
+    if (id.empty()) continue;
+    std::string text = job.dump();
+    if (text.size() > cluster::ClusterInfoShards::kDefaultLimitBytes) {
+      // One job's timeline alone would break the 1 MiB limit: its totals are kept.
+      nlohmann::json trimmed = job;
+      trimmed["timeline"] = nlohmann::json::array();
+      text = trimmed.dump();
+      LogWarn(kGoodputStateLog, "a job's timeline is too large to save; left out", {{"job", id}});
+    }
+    shards_.Upsert(id, std::move(text));
+    job_ids_.insert(id);
+  }
   for (size_t index : shards_.TakeDirty()) {
     if (absl::Status s = Put(store_, shards_.Name(index), {{kJobsKey, shards_.Render(index)}});
         !s.ok()) {
@@ -125,8 +143,8 @@ absl::Status GoodputStateStore::Write(const State& state) {
       {"version", 1}, {"jobs", nlohmann::json::array()}, {kShardCountField, shards_.Count()}};
   if (absl::Status s = Put(store_, kMainConfigMap,
                            {{kGoodputKey, main.dump()},
-                            {kOffendersKey, state.offenders},
-                            {kEpisodesKey, state.episodes}});
+                            {kOffendersKey, changes.offenders},
+                            {kEpisodesKey, changes.episodes}});
       !s.ok()) {
     shards_.MarkAllDirty();
     GoodputStateCounter("write", "error").Increment();

@@ -14,6 +14,8 @@
 // lose the records of jobs that moved to a new shard in that save; they start afresh.
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -46,9 +48,20 @@ class GoodputStateStore {
   // The saved state; NotFound when none was ever saved. A missing or unreadable job shard is
   // logged and counted, and its jobs are left out.
   absl::StatusOr<State> Load();
-  // Writes the shards whose jobs changed since the last Write, then the main ConfigMap. On an
-  // error the next Write rewrites every shard.
+  // Writes the shards whose jobs changed since the last write, then the main ConfigMap. On an
+  // error the next write rewrites every shard.
   absl::Status Write(const State& state);
+
+  // The same from what changed since the last write (GoodputLedger::TakeSaveDelta): the job
+  // records to set, the jobs to drop (dropped first: a job pruned and seen again is set), and
+  // the whole offender and episode texts.
+  struct Changes {
+    std::vector<std::pair<std::string, nlohmann::json>> records;  // job id -> record
+    std::vector<std::string> removed;
+    std::string offenders;
+    std::string episodes;
+  };
+  absl::Status WriteChanges(const Changes& changes);
 
  private:
   store::ObjectStore& store_;

@@ -2,6 +2,11 @@
 // and the window, a clock stepping back, pruning and persistence.
 #include "cluster/goodput_ledger.h"
 
+#include <map>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace clusterd::cluster {
@@ -167,6 +172,123 @@ TEST(GoodputLedger, RestoreRefusesAMalformedStateAndKeepsWhatItHad) {
   EXPECT_FALSE(ledger.Restore(nlohmann::json::parse(R"({"version":1,"jobs":[{"id":5}]})")).ok());
   EXPECT_FALSE(ledger.Restore(nlohmann::json::parse(R"({"version":1,"jobs":[{}]})")).ok());
   EXPECT_NE(ledger.Find("j"), nullptr);
+}
+
+// Save's records by job id.
+std::map<std::string, nlohmann::json> SavedRecords(const GoodputLedger& ledger, absl::Time now) {
+  std::map<std::string, nlohmann::json> records;
+  const nlohmann::json saved = ledger.Save(now);
+  for (const nlohmann::json& r : saved["jobs"]) records[r["id"]] = r;
+  return records;
+}
+
+std::vector<std::string> DeltaIds(const GoodputLedger::SaveDelta& delta) {
+  std::vector<std::string> ids;
+  for (const auto& [id, record] : delta.records) ids.push_back(id);
+  return ids;
+}
+
+TEST(GoodputLedger, ASaveDeltaTakesOnlyTheJobsChangedSinceTheLast) {
+  GoodputLedger ledger;
+  for (const char* id : {"a", "b", "c"}) {
+    ledger.ObserveJob(id, absl::StrCat("ns/", id), JobStatus::kRunning, false, At(0));
+  }
+  EXPECT_EQ(DeltaIds(ledger.TakeSaveDelta(At(10))), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(ledger.TakeSaveDelta(At(20)).records.empty()) << "nothing changed";
+  ledger.CycleStarted("b", At(30));
+  ledger.CycleStarted("zz", At(30));  // not a job: changes nothing
+  const GoodputLedger::SaveDelta delta = ledger.TakeSaveDelta(At(40));
+  ASSERT_EQ(DeltaIds(delta), std::vector<std::string>{"b"});
+  EXPECT_EQ(delta.records[0].second, SavedRecords(ledger, At(40))["b"]);
+  EXPECT_TRUE(delta.removed.empty());
+}
+
+TEST(GoodputLedger, ASaveDeltaTakesAJobAgainWhenItsSavedIntervalLeavesTheWindow) {
+  GoodputLedger ledger(GoodputOptions{.window = absl::Hours(1)});
+  ledger.ObserveJob("j", "ns/j", JobStatus::kPending, false, At(0));
+  ledger.ObserveJob("j", "ns/j", JobStatus::kRunning, false, At(100));  // [0, 100] waiting
+  ASSERT_EQ(DeltaIds(ledger.TakeSaveDelta(At(200))).size(), 1u);
+  EXPECT_TRUE(ledger.TakeSaveDelta(At(3700)).records.empty()) << "100 is the window's edge";
+  const GoodputLedger::SaveDelta delta = ledger.TakeSaveDelta(At(3701));
+  ASSERT_EQ(DeltaIds(delta), std::vector<std::string>{"j"});
+  EXPECT_TRUE(delta.records[0].second["timeline"].empty());
+  EXPECT_EQ(delta.records[0].second, SavedRecords(ledger, At(3701))["j"]);
+  EXPECT_TRUE(ledger.TakeSaveDelta(At(9000)).records.empty()) << "nothing left to leave";
+}
+
+TEST(GoodputLedger, ASaveDeltaListsThePrunedJobsAndThoseARestoreDropped) {
+  GoodputLedger ledger(GoodputOptions{.retention = absl::Hours(1)});
+  ledger.ObserveJob("gone", "ns/gone", JobStatus::kRunning, false, At(0));
+  ledger.ObserveJob("gone", "ns/gone", JobStatus::kFailed, true, At(10));
+  ledger.ObserveJob("kept", "ns/kept", JobStatus::kRunning, false, At(0));
+  ledger.TakeSaveDelta(At(20));
+  ASSERT_EQ(ledger.Prune(At(3700)), 1u);
+  GoodputLedger::SaveDelta delta = ledger.TakeSaveDelta(At(3700));
+  EXPECT_EQ(delta.removed, std::vector<std::string>{"gone"});
+  EXPECT_TRUE(delta.records.empty());
+  // Pruned, then seen again before the next save: dropped, then set afresh.
+  ledger.ObserveJob("back", "ns/back", JobStatus::kRunning, false, At(3700));
+  ledger.ObserveJob("back", "ns/back", JobStatus::kFailed, true, At(3701));
+  ledger.TakeSaveDelta(At(3702));
+  ASSERT_EQ(ledger.Prune(At(7400)), 1u);
+  ledger.ObserveJob("back", "ns/back", JobStatus::kRunning, false, At(7401));
+  delta = ledger.TakeSaveDelta(At(7402));
+  EXPECT_EQ(delta.removed, std::vector<std::string>{"back"});
+  EXPECT_EQ(DeltaIds(delta), std::vector<std::string>{"back"});
+  // A restore: every restored job is taken, the jobs it did not hold are removed.
+  GoodputLedger other;
+  other.ObserveJob("kept", "ns/kept", JobStatus::kRunning, false, At(0));
+  ASSERT_TRUE(ledger.Restore(other.Save(At(7500))).ok());
+  delta = ledger.TakeSaveDelta(At(7500));
+  EXPECT_EQ(delta.removed, std::vector<std::string>{"back"});
+  EXPECT_EQ(DeltaIds(delta), std::vector<std::string>{"kept"});
+}
+
+// Whatever happens between saves, the records the deltas built up are the ones a whole Save
+// writes at that moment: the incremental save loses and keeps nothing a full one would not.
+TEST(GoodputLedger, RecordsBuiltFromSaveDeltasAreTheWholeSaveAtEveryMoment) {
+  GoodputLedger ledger(GoodputOptions{.window = absl::Minutes(10),
+                                      .retention = absl::Minutes(20),
+                                      .max_jobs = 30,
+                                      .max_intervals_per_job = 8});
+  std::mt19937 random(21);
+  std::map<std::string, nlohmann::json> built;
+  int seconds = 0;
+  for (int step = 0; step < 4000; ++step) {
+    seconds += static_cast<int>(random() % 40);
+    const std::string id = absl::StrCat("job-", random() % 40);
+    switch (random() % 8) {
+      case 0:
+        ledger.ObserveJob(id, "ns/" + id, JobStatus::kRunning, false, At(seconds));
+        break;
+      case 1:
+        ledger.ObserveJob(id, "ns/" + id, JobStatus::kPending, false, At(seconds));
+        break;
+      case 2:
+        ledger.ObserveJob(id, "ns/" + id, JobStatus::kFailed, random() % 2 == 0, At(seconds));
+        break;
+      case 3:
+        ledger.ObserveFaults(id, At(seconds - 5), At(seconds));
+        break;
+      case 4:
+        ledger.CycleStarted(id, At(seconds));
+        break;
+      case 5:
+        ledger.StrategyDecided(id, "retry", At(seconds));
+        break;
+      case 6:
+        ledger.CycleEnded(id, At(seconds));
+        break;
+      default:
+        ledger.Prune(At(seconds));
+        break;
+    }
+    if (random() % 5 != 0) continue;
+    GoodputLedger::SaveDelta delta = ledger.TakeSaveDelta(At(seconds));
+    for (const std::string& gone : delta.removed) built.erase(gone);
+    for (auto& [job, record] : delta.records) built[job] = std::move(record);
+    ASSERT_EQ(built, SavedRecords(ledger, At(seconds))) << "after step " << step;
+  }
 }
 
 TEST(GoodputLedger, OnlyInterruptingLevelsCount) {

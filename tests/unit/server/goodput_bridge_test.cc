@@ -14,6 +14,7 @@
 #include "common/metrics.h"
 #include "gtest/gtest.h"
 #include "store/memory/memory_store.h"
+#include "unit/forwarding_store.h"
 
 namespace clusterd::server {
 namespace goodput_bridge_test {
@@ -246,6 +247,45 @@ TEST_F(GoodputBridgeTest, TheStateSurvivesARestart) {
   // The fault is still active: the feed's backlog repeating it is not a second occurrence.
   again.OnFaultOccurred("node-1", "3", "80E01801", "RestartNPU", clock_.Now());
   EXPECT_EQ(again.Offenders()["items"][0]["faults"], 1);
+}
+
+// Fails every create and update while `fail_writes` is set.
+class FailingStore final : public clusterd::testing::ForwardingStore {
+ public:
+  using ForwardingStore::ForwardingStore;
+  bool fail_writes = false;
+  absl::StatusOr<store::Object> Create(std::string_view r, store::Object o) override {
+    if (fail_writes) return absl::UnavailableError("disk full");
+    return ForwardingStore::Create(r, std::move(o));
+  }
+  absl::StatusOr<store::Object> Update(std::string_view r, store::Object o) override {
+    if (fail_writes) return absl::UnavailableError("disk full");
+    return ForwardingStore::Update(r, std::move(o));
+  }
+};
+
+// A save writes only what changed since the last one; what a failed save took is written by the
+// next.
+TEST_F(GoodputBridgeTest, AChangeAFailedSaveTookIsWrittenByTheNext) {
+  FailingStore store(store_);
+  {
+    GoodputBridge bridge(store, clock_);
+    ASSERT_TRUE(bridge.Restore().ok());
+    bridge.OnJobSummary(Summary("running"));
+    ASSERT_TRUE(bridge.Save().ok());
+    clock_.Advance(absl::Seconds(30));
+    bridge.OnJobSummary(Summary("failed"));
+    store.fail_writes = true;
+    EXPECT_FALSE(bridge.Save().ok());
+    store.fail_writes = false;
+    ASSERT_TRUE(bridge.Save().ok());
+  }
+  GoodputBridge again(store_, clock_);
+  ASSERT_TRUE(again.Restore().ok());
+  absl::StatusOr<nlohmann::ordered_json> job = again.GoodputOf("uid-1", "");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ((*job)["status"], "failed");
+  EXPECT_EQ((*job)["trainingSeconds"], 30.0);
 }
 
 // Resource versions of the goodput state's ConfigMaps, by name; every one within 1 MiB.
