@@ -43,7 +43,8 @@ ClusterInfoPublisher::ClusterInfoPublisher(store::ObjectStore& store, Clock& clo
       writer_({.name = "cluster_info_writer",
                .thread_name = "cluster-info",
                .base_retry_delay = absl::Seconds(1),
-               .max_retry_delay = absl::Seconds(30)},
+               .max_retry_delay = absl::Seconds(30),
+               .background = true},
               clock, [this](const std::string&, int) { return ReconcileWrites(); }) {}
 
 ClusterInfoPublisher::~ClusterInfoPublisher() { Stop(); }

@@ -88,7 +88,8 @@ JobRegistry::JobRegistry(store::ObjectStore& store, Clock& clock, Options option
       controller_({.name = "job_registry",
                    .thread_name = "job-registry",
                    .base_retry_delay = absl::Milliseconds(500),
-                   .max_retry_delay = absl::Seconds(60)},
+                   .max_retry_delay = absl::Seconds(60),
+                   .background = true},
                   clock, [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 JobRegistry::~JobRegistry() { Stop(); }

@@ -69,7 +69,8 @@ GlobalRankTableFeed::GlobalRankTableFeed(store::ObjectStore& store, JobRegistry&
       controller_({.name = "global_rank_table",
                    .thread_name = "rank-tables",
                    .base_retry_delay = options.base_retry_delay,
-                   .max_retry_delay = options.max_retry_delay},
+                   .max_retry_delay = options.max_retry_delay,
+                   .background = true},
                   clock, [this](const std::string& job_id, int retries) {
                     return Reconcile(job_id, retries);
                   }) {}

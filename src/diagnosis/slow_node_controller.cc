@@ -77,7 +77,8 @@ SlowNodeController::SlowNodeController(store::ObjectStore& store, Clock& clock,
       source_(options_.source ? options_.source : own_source_.get()),
       own_switcher_(switcher ? nullptr : std::make_unique<StoreProfilingSwitchWriter>(store)),
       switcher_(switcher ? switcher : own_switcher_.get()),
-      controller_({.name = "diagnosis-slownode", .thread_name = "slow-node"}, clock,
+      controller_({.name = "diagnosis-slownode", .thread_name = "slow-node", .background = true},
+                  clock,
                   [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 SlowNodeController::~SlowNodeController() { Stop(); }

@@ -1,6 +1,7 @@
 #include "runtime/controller.h"
 
 #include "common/log.h"
+#include "common/background_thread.h"
 #include "common/thread_name.h"
 
 namespace clusterd::runtime {
@@ -71,6 +72,7 @@ bool Controller::started() const {
 
 void Controller::RunWorker() {
   SetCurrentThreadName(options_.thread_name.empty() ? options_.name : options_.thread_name);
+  if (options_.background) MarkCurrentThreadBackground();
   while (absl::optional<std::string> key = queue_.Get()) {
     ReconcileOne(*key);
     queue_.Done(*key);

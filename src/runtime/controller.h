@@ -47,6 +47,9 @@ struct ControllerOptions {
   // Back-off of a failed reconcile: base * 2^(failures since the last success), capped at max.
   absl::Duration base_retry_delay = absl::Milliseconds(5);
   absl::Duration max_retry_delay = absl::Seconds(30);
+  // The workers run as background threads (common/background_thread.h): for controllers whose
+  // reconciles can wait a scheduler tick, never for one on a request's path.
+  bool background = false;
 };
 
 // The one controller loop of the project, in the controller-runtime style: watch handlers

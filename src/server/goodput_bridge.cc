@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "server/dashboard.h"
 #include "model/fault_level.h"
@@ -133,6 +134,7 @@ void GoodputBridge::Start(FaultFeed* feed) {
   if (worker_.joinable()) return;
   worker_ = std::thread([this, feed] {
     SetCurrentThreadName("goodput");
+    MarkCurrentThreadBackground();
     Run(feed);
   });
 }

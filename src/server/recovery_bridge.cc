@@ -115,7 +115,8 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
           [this](const std::string& ns, const std::string& pod_group) {
             return recovery::PodsOfGroup(informers_->For(store::kPods), store_, ns, pod_group);
           })),
-      controller_({.name = "recover_bridge", .thread_name = "recover-bridge"}, clock,
+      controller_({.name = "recover_bridge", .thread_name = "recover-bridge", .background = true},
+                  clock,
                   [this](const std::string& key, int) { return Reconcile(key); }) {
   executor_->SetDeviceNaming(options_.naming);
   // AlreadyExists: another bridge over the same informers registered the same function.

@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
@@ -52,6 +53,7 @@ class WatchHub::Watcher : public std::enable_shared_from_this<Watcher> {
     absl::MutexLock lock(&join_mu_);
     thread_ = std::thread([self = shared_from_this()] {
       SetCurrentThreadName("store-watch");
+      MarkCurrentThreadBackground();
       self->Run();
     });
   }

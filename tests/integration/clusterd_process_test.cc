@@ -2,13 +2,18 @@
 // bad start-up input, and a clean stop.
 #include "sim/clusterd_process.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -401,6 +406,40 @@ TEST(ClusterdProcess, EveryThreadBlocksTheStopSignals) {
     EXPECT_EQ(blocked & stop, stop) << task.path() << " SigBlk " << std::hex << blocked;
   }
   EXPECT_GT(threads, 5u);
+  ASSERT_TRUE(proc->Stop().ok());
+}
+
+// The threads whose work can wait a scheduler tick run as SCHED_BATCH, so that the work a store
+// write wakes does not preempt a report's recovery strand or the gRPC threads (docs/benchmarks.md,
+// "Ninth round"); the threads on a request's path stay ordinary.
+TEST(ClusterdProcess, BackgroundThreadsRunAsBatchAndTheRequestPathDoesNot) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, "dir:" + dir.path() + "/state");
+  ASSERT_NE(proc, nullptr);
+  const std::string tasks = absl::StrCat("/proc/", proc->process().pid(), "/task");
+  std::map<std::string, std::set<int>> policies;  // thread name -> scheduling policies seen
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    const std::string name =
+        std::string(absl::StripAsciiWhitespace(ReadWholeFile((task.path() / "comm").string()).value_or("")));
+    const std::string stat = ReadWholeFile((task.path() / "stat").string()).value_or("");
+    const size_t close = stat.rfind(')');
+    if (name.empty() || close == std::string::npos) continue;  // the thread ended meanwhile
+    // proc(5): after the name, fields 3.. of the line; the 41st is the policy.
+    const std::vector<std::string> fields =
+        absl::StrSplit(stat.substr(close + 2), ' ', absl::SkipEmpty());
+    int policy = -1;
+    ASSERT_GT(fields.size(), 38u) << stat;
+    ASSERT_TRUE(absl::SimpleAtoi(fields[38], &policy)) << stat;
+    policies[name].insert(policy);
+  }
+  for (const char* background : {"dir-inotify", "store-watch", "job-registry", "fault-centre",
+                                 "rank-tables", "cluster-info", "recover-bridge", "goodput",
+                                 "slow-node"}) {
+    EXPECT_EQ(policies[background], std::set<int>{SCHED_BATCH}) << background;
+  }
+  for (const char* request_path : {"recovery", "grpc-handler"}) {
+    EXPECT_EQ(policies[request_path], std::set<int>{SCHED_OTHER}) << request_path;
+  }
   ASSERT_TRUE(proc->Stop().ok());
 }
 

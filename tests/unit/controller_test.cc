@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/background_thread.h"
 #include "gtest/gtest.h"
 
 namespace clusterd::runtime {
@@ -220,6 +221,30 @@ TEST_F(ControllerTest, StartedWorkersReconcileByThemselvesAndStopJoinsThem) {
   controller.Enqueue("c");  // ignored after Stop
   EXPECT_EQ(controller.RunUntilIdleForTest(), 0u);
   EXPECT_EQ(calls.load(), 2);
+}
+
+// A background controller's workers run as background threads (SCHED_BATCH); others do not, and
+// marking one thread leaves the others as they were.
+TEST_F(ControllerTest, ABackgroundControllersWorkersRunAsBackgroundThreads) {
+  RealClock real;
+  for (const bool background : {true, false}) {
+    std::atomic<int> seen{-1};
+    absl::Notification done;
+    Controller controller(
+        {.name = "threads", .background = background}, real,
+        [&](const std::string&, int) {
+          seen = CurrentThreadIsBackground() ? 1 : 0;
+          done.Notify();
+          return Result::Done();
+        },
+        metrics_);
+    controller.Start();
+    controller.Enqueue("a");
+    done.WaitForNotification();
+    controller.Stop();
+    EXPECT_EQ(seen.load(), background ? 1 : 0) << "background=" << background;
+  }
+  EXPECT_FALSE(CurrentThreadIsBackground()) << "the test's own thread is untouched";
 }
 
 TEST_F(ControllerTest, StartedWorkersWakeForARequeueOnTheRealClock) {

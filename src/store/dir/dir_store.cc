@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/parallel_for.h"
+#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/dir/dir_files.h"
@@ -170,6 +171,7 @@ absl::Status DirStore::Init() {
   }
   watch_thread_ = std::thread([this] {
     SetCurrentThreadName("dir-inotify");
+    MarkCurrentThreadBackground();
     WatchLoop();
   });
   return absl::OkStatus();

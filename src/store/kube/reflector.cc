@@ -7,6 +7,7 @@
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
@@ -87,6 +88,7 @@ Reflector::~Reflector() { Stop(); }
 void Reflector::Start() {
   thread_ = std::thread([this] {
     SetCurrentThreadName("kube-reflector");
+    MarkCurrentThreadBackground();
     Run();
   });
 }
