@@ -12,9 +12,9 @@
 #include "benchmark/benchmark.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "spdlog/spdlog.h"
 #include "model/job_summary_signal.h"
 #include "server/goodput_bridge.h"
+#include "spdlog/spdlog.h"
 #include "store/memory/memory_store.h"
 
 namespace clusterd::server {

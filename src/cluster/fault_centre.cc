@@ -48,8 +48,8 @@ FaultCentre::FaultCentre(store::ObjectStore& store, Clock& clock, const JobRegis
       refused_nodes_gauge_(MetricsRegistry::Default().GetGauge(
           "clusterd_fault_centre_refused_nodes",
           "Nodes whose device-info the fault centre refused for its record limit (--max-nodes).")),
-      controller_({.name = "fault_centre", .thread_name = "fault-centre", .background = true}, clock,
-                  [this](const FaultCentreKey& key, int) { return Reconcile(key); }) {}
+      controller_({.name = "fault_centre", .thread_name = "fault-centre", .background = true},
+                  clock, [this](const FaultCentreKey& key, int) { return Reconcile(key); }) {}
 
 FaultCentre::~FaultCentre() { Stop(); }
 

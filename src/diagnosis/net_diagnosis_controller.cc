@@ -162,9 +162,9 @@ NetDiagnosisController::NetDiagnosisController(store::ObjectStore& store, Clock&
                                     : std::make_unique<FilePingmeshResultSource>(
                                           options_.root, options_.max_file_bytes)),
       results_(options_.results ? options_.results : own_results_.get()),
-      controller_({.name = "diagnosis-netfault", .thread_name = "net-diagnosis", .background = true},
-                  clock,
-                  [this](const std::string& key, int) { return Reconcile(key); }) {
+      controller_(
+          {.name = "diagnosis-netfault", .thread_name = "net-diagnosis", .background = true}, clock,
+          [this](const std::string& key, int) { return Reconcile(key); }) {
   absl::MutexLock lock(&mu_);
   PublishViews();
 }

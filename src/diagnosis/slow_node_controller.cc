@@ -78,8 +78,7 @@ SlowNodeController::SlowNodeController(store::ObjectStore& store, Clock& clock,
       own_switcher_(switcher ? nullptr : std::make_unique<StoreProfilingSwitchWriter>(store)),
       switcher_(switcher ? switcher : own_switcher_.get()),
       controller_({.name = "diagnosis-slownode", .thread_name = "slow-node", .background = true},
-                  clock,
-                  [this](const std::string& key, int) { return Reconcile(key); }) {}
+                  clock, [this](const std::string& key, int) { return Reconcile(key); }) {}
 
 SlowNodeController::~SlowNodeController() { Stop(); }
 

@@ -1,7 +1,7 @@
 #include "runtime/controller.h"
 
-#include "common/log.h"
 #include "common/background_thread.h"
+#include "common/log.h"
 #include "common/thread_name.h"
 
 namespace clusterd::runtime {

@@ -5,12 +5,12 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/background_thread.h"
 #include "common/log.h"
 #include "common/metrics.h"
-#include "common/background_thread.h"
 #include "common/thread_name.h"
-#include "server/dashboard.h"
 #include "model/fault_level.h"
+#include "server/dashboard.h"
 
 namespace clusterd::server {
 namespace {

@@ -116,8 +116,7 @@ RecoveryBridge::RecoveryBridge(store::ObjectStore& store, Clock& clock, cluster:
             return recovery::PodsOfGroup(informers_->For(store::kPods), store_, ns, pod_group);
           })),
       controller_({.name = "recover_bridge", .thread_name = "recover-bridge", .background = true},
-                  clock,
-                  [this](const std::string& key, int) { return Reconcile(key); }) {
+                  clock, [this](const std::string& key, int) { return Reconcile(key); }) {
   executor_->SetDeviceNaming(options_.naming);
   // AlreadyExists: another bridge over the same informers registered the same function.
   (void)informers_->For(store::kPods)

@@ -419,8 +419,8 @@ TEST(ClusterdProcess, BackgroundThreadsRunAsBatchAndTheRequestPathDoesNot) {
   const std::string tasks = absl::StrCat("/proc/", proc->process().pid(), "/task");
   std::map<std::string, std::set<int>> policies;  // thread name -> scheduling policies seen
   for (const auto& task : std::filesystem::directory_iterator(tasks)) {
-    const std::string name =
-        std::string(absl::StripAsciiWhitespace(ReadWholeFile((task.path() / "comm").string()).value_or("")));
+    const std::string name = std::string(
+        absl::StripAsciiWhitespace(ReadWholeFile((task.path() / "comm").string()).value_or("")));
     const std::string stat = ReadWholeFile((task.path() / "stat").string()).value_or("");
     const size_t close = stat.rfind(')');
     if (name.empty() || close == std::string::npos) continue;  // the thread ended meanwhile
@@ -432,9 +432,9 @@ TEST(ClusterdProcess, BackgroundThreadsRunAsBatchAndTheRequestPathDoesNot) {
     ASSERT_TRUE(absl::SimpleAtoi(fields[38], &policy)) << stat;
     policies[name].insert(policy);
   }
-  for (const char* background : {"dir-inotify", "store-watch", "job-registry", "fault-centre",
-                                 "rank-tables", "cluster-info", "recover-bridge", "goodput",
-                                 "slow-node"}) {
+  for (const char* background :
+       {"dir-inotify", "store-watch", "job-registry", "fault-centre", "rank-tables", "cluster-info",
+        "recover-bridge", "goodput", "slow-node"}) {
     EXPECT_EQ(policies[background], std::set<int>{SCHED_BATCH}) << background;
   }
   for (const char* request_path : {"recovery", "grpc-handler"}) {

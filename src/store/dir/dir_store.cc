@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/background_thread.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/parallel_for.h"
-#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/dir/dir_files.h"

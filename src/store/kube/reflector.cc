@@ -4,10 +4,10 @@
 #include <cmath>
 #include <set>
 
+#include "common/background_thread.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
-#include "common/background_thread.h"
 #include "common/thread_name.h"
 #include "store/admission.h"
 #include "store/strings.h"
