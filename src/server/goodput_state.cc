@@ -90,33 +90,10 @@ absl::StatusOr<GoodputStateStore::State> GoodputStateStore::Load() {
   return state;
 }
 
-absl::Status GoodputStateStore::Write(const State& state) {
-  Changes changes;
-  std::set<std::string> ids;
-  if (state.ledger.contains("jobs") && state.ledger["jobs"].is_array()) {
-    for (const nlohmann::json& job : state.ledger["jobs"]) {
-      std::string id = job.value("id", "");
-      if (id.empty()) continue;
-      ids.insert(id);
-      changes.records.emplace_back(std::move(id), job);
-    }
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& id : job_ids_) {
-      if (!ids.contains(id)) changes.removed.push_back(id);
-    }
-  }
-  changes.offenders = state.offenders;
-  changes.episodes = state.episodes;
-  return WriteChanges(changes);
-}
-
 absl::Status GoodputStateStore::WriteChanges(const Changes& changes) {
   absl::MutexLock lock(&mu_);
   for (const std::string& id : changes.removed) {
     shards_.Remove(id);
-    job_ids_.erase(id);
   }
   for (const auto& [id, job] : changes.records) {
     if (id.empty()) continue;
@@ -129,7 +106,6 @@ absl::Status GoodputStateStore::WriteChanges(const Changes& changes) {
       LogWarn(kGoodputStateLog, "a job's timeline is too large to save; left out", {{"job", id}});
     }
     shards_.Upsert(id, std::move(text));
-    job_ids_.insert(id);
   }
   for (size_t index : shards_.TakeDirty()) {
     if (absl::Status s = Put(store_, shards_.Name(index), {{kJobsKey, shards_.Render(index)}});

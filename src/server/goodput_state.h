@@ -12,7 +12,6 @@
 //
 // Shards are written before the main ConfigMap that counts them. A crash between the two can
 // lose the records of jobs that moved to a new shard in that save; they start afresh.
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,13 +47,10 @@ class GoodputStateStore {
   // The saved state; NotFound when none was ever saved. A missing or unreadable job shard is
   // logged and counted, and its jobs are left out.
   absl::StatusOr<State> Load();
-  // Writes the shards whose jobs changed since the last write, then the main ConfigMap. On an
-  // error the next write rewrites every shard.
-  absl::Status Write(const State& state);
-
-  // The same from what changed since the last write (GoodputLedger::TakeSaveDelta): the job
-  // records to set, the jobs to drop (dropped first: a job pruned and seen again is set), and
-  // the whole offender and episode texts.
+  // What changed since the last write (GoodputLedger::TakeSaveDelta): the job records to set,
+  // the jobs to drop (dropped first: a job pruned and seen again is set), and the whole offender
+  // and episode texts. WriteChanges writes the shards whose records changed, then the main
+  // ConfigMap; on an error the next write rewrites every shard.
   struct Changes {
     std::vector<std::pair<std::string, nlohmann::json>> records;  // job id -> record
     std::vector<std::string> removed;
@@ -65,9 +61,8 @@ class GoodputStateStore {
 
  private:
   store::ObjectStore& store_;
-  absl::Mutex mu_;  // one Write at a time
+  absl::Mutex mu_;  // one WriteChanges at a time
   cluster::ClusterInfoShards shards_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> job_ids_ ABSL_GUARDED_BY(mu_);  // in shards_
 };
 
 }  // namespace clusterd::server
