@@ -3,13 +3,26 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cstring>
+#include <mutex>
+
+#include "common/log.h"
+
 namespace clusterd {
 
 bool MarkCurrentThreadBackground() {
-  // Lowering the policy needs no privilege; SCHED_BATCH takes priority 0.
+  // Lowering the policy needs no privilege; SCHED_BATCH takes priority 0. A sandbox may still
+  // refuse the call (a seccomp profile without sched_setscheduler): said once, not per thread.
   sched_param param{};
   param.sched_priority = 0;
-  return pthread_setschedparam(pthread_self(), SCHED_BATCH, &param) == 0;
+  const int error = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+  if (error == 0) return true;
+  static std::once_flag said;
+  std::call_once(said, [error] {
+    LogInfo("threads", "background threads run as ordinary ones: SCHED_BATCH refused",
+            {{"error", std::strerror(error)}});
+  });
+  return false;
 }
 
 bool CurrentThreadIsBackground() {
