@@ -39,10 +39,7 @@ class GatedService {
   template <typename Handler>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* ctx, absl::string_view method,
                                   Handler&& handler) {
-    if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
-      RecordRpc(method, grpc::StatusCode::UNKNOWN);
-      return FinishUnary(ctx, ToGrpcStatus(admitted));
-    }
+    if (grpc::ServerUnaryReactor* refused = RefusedByGate(ctx, method)) return refused;
     grpc::Status status = std::forward<Handler>(handler)();
     RecordRpc(method, status.error_code());
     return FinishUnary(ctx, std::move(status));
@@ -56,10 +53,7 @@ class GatedService {
   grpc::ServerUnaryReactor* BlockingUnary(grpc::CallbackServerContext* ctx,
                                           absl::string_view method, Handler handler) {
     if (pool_ == nullptr) return Unary(ctx, method, std::move(handler));
-    if (absl::Status admitted = gate_.Admit(method, ctx->peer()); !admitted.ok()) {
-      RecordRpc(method, grpc::StatusCode::UNKNOWN);
-      return FinishUnary(ctx, ToGrpcStatus(admitted));
-    }
+    if (grpc::ServerUnaryReactor* refused = RefusedByGate(ctx, method)) return refused;
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
     absl::Status queued = pool_->Run([reactor, method, handler = std::move(handler)]() mutable {
       grpc::Status status = handler();
@@ -101,6 +95,16 @@ class GatedService {
   }
 
  private:
+  // Null when the QPS gate admits a call of `method`; else the call, finished with the gate's
+  // refusal (and counted).
+  grpc::ServerUnaryReactor* RefusedByGate(grpc::CallbackServerContext* ctx,
+                                          absl::string_view method) {
+    absl::Status admitted = gate_.Admit(method, ctx->peer());
+    if (admitted.ok()) return nullptr;
+    RecordRpc(method, grpc::StatusCode::UNKNOWN);
+    return FinishUnary(ctx, ToGrpcStatus(admitted));
+  }
+
   template <typename Decide>
   absl::Status Check(const grpc::ServerContextBase& ctx, absl::string_view method,
                      absl::string_view target, auth::Principal* who, Decide decide) {

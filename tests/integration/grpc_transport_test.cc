@@ -362,6 +362,42 @@ TEST(GrpcTransport, AnOversizedIdOnlyRequestIsResourceExhausted) {
 }
 
 // Issue 17: one caller flooding SendPublicFault refused 23 of another job's 49 Init calls.
+// A call that runs on the handler pool (Recover.Register) passes the same QPS gate first: a flood
+// past the shared rate (1,000 a second) is refused before any handler runs, with the original's
+// code and text.
+TEST(GrpcTransport, AFloodOfPooledCallsIsRefusedAtTheGate) {
+  TempDir dir;
+  auto proc = StartClusterd(dir, {});
+  ASSERT_NE(proc, nullptr);
+  const int port = PortOf(proc->grpc_address());
+  std::atomic<int> sent{0};
+  std::atomic<int> refused{0};
+  std::atomic<int> other_code{0};
+  const absl::Time until = absl::Now() + absl::Seconds(2);
+  std::vector<std::thread> flooders;
+  for (int t = 0; t < 6; ++t) {
+    flooders.emplace_back([&] {
+      auto stub = ::Recover::NewStub(ChannelFrom("127.0.0.1", port));
+      while (absl::Now() < until && refused.load() == 0) {
+        grpc::ClientContext ctx;
+        ::ClientInfo request;
+        request.set_jobid("job-flood");
+        request.set_role("taskd");
+        ::Status response;
+        grpc::Status s = stub->Register(&ctx, request, &response);
+        ++sent;
+        if (absl::StartsWith(s.error_message(), "qps exceeded")) {
+          if (s.error_code() != grpc::StatusCode::UNKNOWN) ++other_code;
+          ++refused;
+        }
+      }
+    });
+  }
+  for (auto& t : flooders) t.join();
+  EXPECT_GT(refused.load(), 0) << sent.load() << " Register calls sent";
+  EXPECT_EQ(other_code.load(), 0);
+}
+
 TEST(GrpcTransport, AFloodOfPublicFaultsDoesNotRefuseAnotherJobsInit) {
   TempDir dir;
   auto proc = StartClusterd(dir, {});
