@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "common/clock.h"
-#include "common/log.h"
 #include "model/job_summary_signal.h"
 #include "server/goodput_bridge.h"
 #include "spdlog/spdlog.h"
