@@ -210,6 +210,16 @@ int main(int argc, char** argv) {
                  "original: 512)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  clusterd::server::UnaryGate::Limits gate_limits;
+  app.add_option("--grpc-qps", gate_limits.shared_rate,
+                 "Unary calls a second, every method but HealthCheck together (the original: "
+                 "1000); more are refused with UNKNOWN \"qps exceeded\"")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--grpc-qps-burst", gate_limits.shared_burst,
+                 "Unary calls --grpc-qps admits at once after a quiet spell (the original: 1000)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--http-listen", http_listen,
                  "host:port for /healthz, /readyz, /metrics, /api/clusterd/v1 and the dashboard "
                  "(port 0 picks a free port)")
@@ -385,7 +395,8 @@ int main(int argc, char** argv) {
                                           brain.pod_identities(), clusterd::Clock::Real());
   if (!auth.ok()) return Fail(auth.status());
   clusterd::LogInfo("clusterd", "authorisation", {{"auth", (*auth)->Describe()}});
-  clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain, {}, &(*auth)->authorizer());
+  clusterd::server::ServiceSet services(clusterd::Clock::Real(), brain, gate_limits,
+                                        &(*auth)->authorizer());
   if (absl::Status s = brain.Start(); !s.ok()) return Fail(s);
   grpc_options.plaintext = grpc_plaintext;
   if (!grpc_tls.listen.empty()) {
