@@ -19,7 +19,11 @@ and the resident memory of clusterd at the end. With --faults N, the restart the
 to the Fault service for N jobs spread over the cluster (Register and SubscribeFaultMsgSignal,
 as an AI platform would) and writes one single-NPU fault at a time into the device-info of a
 node of each, timing the write until the job's stream carries the fault (5 s at most; a fault
-whose signal does not come in time is counted as missed). With --restarts N, N more restarts on
+whose signal does not come in time is counted as missed). With --start-faults N, the first start
+and the restart each begin, from the moment clusterd is ready, as a real client would while
+clusterd still takes in the store: N jobs registered on the Fault service (Register until code
+0, then SubscribeFaultMsgSignal), then one fault at a time written, waited for and cleared; the
+faults whose signal never comes are the ones a first start loses. With --restarts N, N more restarts on
 the same state are each timed to ready (the median of several restarts says more than one).
 One run; no assertion (a benchmark).
 
@@ -172,6 +176,14 @@ def write_fault(state, node, npus, npu, code):
     return time.monotonic()
 
 
+def write_healthy(state, node, npus):
+    path = os.path.join(state, "configmaps", "kube-system", "mindx-dl-deviceinfo-%s.json" % node)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(device_info(node, npus, now_s=time.time()), f)
+    os.rename(tmp, path)
+
+
 def fault_signals(args, state, grpc_address, count):
     """Write `count` faults one after another, each on a node of another job, and time each
     until its job's Fault-service stream carries it. Returns (latencies in ms, missed)."""
@@ -235,6 +247,76 @@ def fault_signals(args, state, grpc_address, count):
     return latencies, missed
 
 
+def faults_during_start(args, state, grpc_address, count, t0):
+    """As a real client of an AI platform behaves from the moment clusterd serves: for each of
+    `count` jobs spread over the cluster, call Fault/Register until it answers code 0, then
+    SubscribeFaultMsgSignal; then, one job after another, write a single-NPU
+    SeparateNPU fault into the device-info of one of its nodes, wait (5 s at most) for the
+    job's stream to carry it, then clear the fault. Returns (latencies in ms, missed, seconds
+    from start until every sampled job was registered)."""
+    sys.path.insert(0, args.pygen)
+    import grpc
+    import fault_pb2
+    import fault_pb2_grpc
+    channels = [grpc.insecure_channel(grpc_address, options=[("grpc.channel_id", 1000 + i)])
+                for i in range((count + 31) // 32)]
+    jobs = sorted({i * args.jobs // count for i in range(count)})
+    arrivals = {}
+    streams = []
+
+    def read(uid, stream):
+        try:
+            for message in stream:
+                arrivals[uid].put((time.monotonic(), {
+                    (n.nodeName, d.deviceId, code) for n in message.nodeFaultInfo
+                    for d in n.faultDevice for code in d.faultCodes}))
+        except grpc.RpcError:
+            pass
+
+    for k, j in enumerate(jobs):
+        uid = "job-uid-%05d" % j
+        stub = fault_pb2_grpc.FaultStub(channels[k // 32])
+        info = fault_pb2.ClientInfo(jobId=uid, role="platform")
+        while True:
+            try:
+                if stub.Register(info, timeout=10).code == 0:
+                    break
+            except grpc.RpcError:
+                pass
+            if time.monotonic() - t0 > args.deadline:
+                raise RuntimeError("Fault/Register %s never accepted" % uid)
+            time.sleep(0.05)
+        arrivals[uid] = queue.Queue()
+        stream = stub.SubscribeFaultMsgSignal(info)
+        streams.append(stream)
+        threading.Thread(target=read, args=(uid, stream), daemon=True).start()
+    all_registered = time.monotonic() - t0
+    latencies, missed = [], 0
+    for j in jobs:
+        uid = "job-uid-%05d" % j
+        node = node_name((j * args.pods) % args.nodes)
+        written = write_fault(state, node, args.npus, 5, "80E3A201")
+        deadline = written + 5
+        seen = None
+        while seen is None and time.monotonic() < deadline:
+            try:
+                at, faults = arrivals[uid].get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if any(n == node and d == "5" and c.upper() == "80E3A201" for n, d, c in faults):
+                seen = at
+        if seen is None:
+            missed += 1
+        else:
+            latencies.append((seen - written) * 1000)
+        write_healthy(state, node, args.npus)
+    for stream in streams:
+        stream.cancel()
+    for channel in channels:
+        channel.close()
+    return latencies, missed, all_registered
+
+
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
@@ -288,6 +370,17 @@ def run_once(args, state, label, fault_code, deadline_s, faults=0):
         log.close()
         raise
     try:
+        if args.start_faults:
+            with open(info) as f:
+                grpc_address = json.load(f)["grpc"]
+            latencies, missed, registered = faults_during_start(args, state, grpc_address,
+                                                                args.start_faults, t0)
+            print("  %s: %d sampled jobs registered after %.2f s; %d faults written from then "
+                  "on: missed %d; write -> Fault-service signal p50 %.1f ms, p99 %.1f ms, "
+                  "max %.1f ms" % (label, args.start_faults, registered, args.start_faults,
+                                   missed, percentile(latencies, 0.5),
+                                   percentile(latencies, 0.99),
+                                   max(latencies or [float("nan")])))
         # A fault on the last job's first node, right after ready.
         last_job = args.jobs - 1
         node = node_name((last_job * args.pods) % args.nodes)
@@ -359,6 +452,10 @@ def main():
     p.add_argument("--keep", action="store_true", help="keep the state directory")
     p.add_argument("--faults", type=int, default=0,
                    help="after the restart, time this many faults to their Fault-service signal")
+    p.add_argument("--start-faults", type=int, default=0,
+                   help="at the first start and the restart, from ready on: register this many "
+                        "jobs on the Fault service as a client does (until accepted), then write "
+                        "one fault at a time and count those whose signal never comes")
     p.add_argument("--pygen", default="build/tests/python/gen",
                    help="directory of the generated Python gRPC stubs (for --faults)")
     p.add_argument("--restarts", type=int, default=0,

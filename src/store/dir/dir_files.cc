@@ -238,11 +238,9 @@ bool IsStoreTempName(std::string_view name) {
   return !name.empty();  // the leading dot remains
 }
 
-absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
-                                 std::string_view name, std::string_view text,
-                                 struct stat* written) {
+absl::StatusOr<std::string> WriteTempFile(const std::string& temp_dir, std::string_view name,
+                                          std::string_view text, bool sync, struct stat* written) {
   static std::atomic<uint64_t> sequence{0};
-  std::string final_path = JoinPath(dir, name);
   // Not the whole name: a 250-character object name is a 255-byte file name already.
   std::string temp_path = JoinPath(temp_dir, Cat(".", name.substr(0, kTempNameKeep), ".", getpid(),
                                                  ".", sequence.fetch_add(1), kTempSuffix));
@@ -257,14 +255,26 @@ absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string&
   if (fd < 0 && errno == EEXIST && unlink(temp_path.c_str()) == 0) fd = create();
   if (fd < 0) return ErrnoError(errno, temp_path, "cannot create");
   absl::Status status = WriteAll(fd, text, temp_path);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
+  if (status.ok() && sync && fsync(fd) != 0) status = ErrnoError(errno, temp_path, "fsync failed");
   if (status.ok() && fstat(fd, written) != 0) status = ErrnoError(errno, temp_path, "fstat failed");
   if (close(fd) != 0 && status.ok()) status = ErrnoError(errno, temp_path, "close failed");
-  if (status.ok() && rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    status = ErrnoError(errno, final_path, "rename failed");
-  }
   if (!status.ok()) {
     unlink(temp_path.c_str());
+    return status;
+  }
+  return temp_path;
+}
+
+absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
+                                 std::string_view name, std::string_view text,
+                                 struct stat* written) {
+  absl::StatusOr<std::string> temp_path =
+      WriteTempFile(temp_dir, name, text, /*sync=*/true, written);
+  if (!temp_path.ok()) return temp_path.status();
+  std::string final_path = JoinPath(dir, name);
+  if (rename(temp_path->c_str(), final_path.c_str()) != 0) {
+    absl::Status status = ErrnoError(errno, final_path, "rename failed");
+    unlink(temp_path->c_str());
     return status;
   }
   return FsyncDir(dir);

@@ -57,6 +57,10 @@ bool IsStoreTempName(std::string_view name);
 // fsync, rename, fsync of the directory. `written` receives the file's stat (the inode survives
 // the rename). The caller holds the writers' flock, so a temp file of the same name can only be
 // one left by a writer that died (a pid is reused, e.g. pid 1 in a container): it is replaced.
+// The first half of WriteFileAtomically: `text` in a new temp file of `temp_dir` named after
+// `name`, fsynced when `sync`; returns its path. `written` receives its stat.
+absl::StatusOr<std::string> WriteTempFile(const std::string& temp_dir, std::string_view name,
+                                          std::string_view text, bool sync, struct stat* written);
 absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
                                  std::string_view name, std::string_view text,
                                  struct stat* written);

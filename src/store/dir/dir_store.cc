@@ -123,6 +123,8 @@ DirStore::DirStore(std::string root, Options options)
       cache_(options.history_limit) {}
 
 DirStore::~DirStore() {
+  closing_.Notify();
+  if (adopt_thread_.joinable()) adopt_thread_.join();
   if (watch_thread_.joinable()) {
     uint64_t one = 1;
     while (write(wake_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
@@ -174,6 +176,7 @@ absl::Status DirStore::Init() {
     MarkCurrentThreadBackground();
     WatchLoop();
   });
+  StartAdoptionThread();
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "store/object_cache.h"
@@ -50,6 +52,9 @@ class DirStore final : public ObjectStore {
     // Events kept for Watch from a resourceVersion; older versions get OutOfRange.
     size_t history_limit = 10000;
     const Clock* clock = &Clock::Real();
+    // Tests: called in each pass of the rewrite of adopted files (dir_store_adoption.cc) after
+    // its temp files are written and before its renames, with no lock held.
+    std::function<void()> adoption_pass_hook = nullptr;
   };
 
   static constexpr std::string_view kLockFile = ".lock";
@@ -68,9 +73,11 @@ class DirStore final : public ObjectStore {
   static constexpr std::string_view kTempFilesRemovedMetric =
       "clusterd_store_temp_files_removed_total";
   static constexpr std::string_view kAdoptedFilesMetric = "clusterd_store_adopted_files_total";
-  // Files adopted at start-up are rewritten with their identity after the store is open, this
-  // many per pass of the watcher thread (each pass takes the locks once).
-  static constexpr size_t kDeferredAdoptionBatch = 256;
+  // Files adopted at start-up are rewritten with their identity after the store is open, on a
+  // thread of their own (`dir-adopt`), this many per pass: their temp files are written
+  // without the locks and flushed with one syncfs, and only the renames take the locks (about a
+  // millisecond a pass), so that the store's own writes and the watcher never wait behind them.
+  static constexpr size_t kDeferredAdoptionBatch = 64;
 
   // Files adopted at start-up whose rewrite is still to come (tests, benchmarks).
   size_t DeferredAdoptions();
@@ -172,6 +179,12 @@ class DirStore final : public ObjectStore {
   // inotify: the thread, reading the queue, (un)watching directories.
   void WatchLoop();
   void ProcessEvents();
+  // The `dir-adopt` thread: passes of WriteDeferredAdoptions until none remain or the store
+  // closes, each followed by a pause as long as the pass took (the rewrite is background work:
+  // at most half of one core and of the disk's flushes).
+  void AdoptionLoop();
+  // Starts `dir-adopt` when files adopted at start-up wait for their rewrite.
+  void StartAdoptionThread();
   // Rewrites up to kDeferredAdoptionBatch files adopted at start-up with the identity the cache
   // gave them (a file changed since is left to the watcher). Returns whether more remain.
   bool WriteDeferredAdoptions();
@@ -214,9 +227,13 @@ class DirStore final : public ObjectStore {
   // WriteDeferredAdoptions): the start-up reads each file once and writes none.
   std::vector<ObjectKey> deferred_adoptions_ ABSL_GUARDED_BY(write_mu_);
   size_t deferred_total_ ABSL_GUARDED_BY(write_mu_) = 0;
+  // Taken off deferred_adoptions_ by the pass under way, not yet renamed into place.
+  size_t adoptions_in_flight_ ABSL_GUARDED_BY(write_mu_) = 0;
 
   ObjectCache cache_;
   std::thread watch_thread_;
+  std::thread adopt_thread_;
+  absl::Notification closing_;  // the destructor tells adopt_thread_ to stop
 };
 
 }  // namespace clusterd::store

@@ -212,46 +212,10 @@ void DirStore::ProcessEvents() {
   Sync(dirty, /*loading=*/false);
 }
 
-size_t DirStore::DeferredAdoptions() {
-  absl::MutexLock lock(&write_mu_);
-  return deferred_adoptions_.size();
-}
-
-bool DirStore::WriteDeferredAdoptions() {
-  absl::MutexLock lock(&write_mu_);
-  if (deferred_adoptions_.empty()) return false;
-  FileLock flock(lock_fd_);
-  if (absl::Status s = flock.status(root_); !s.ok()) {
-    // Their identity stays the cache's; the files are adopted again at the next start.
-    LogError(kDirStoreInotifyLog, "cannot take the store lock; adopted files are not rewritten",
-             {{"files", deferred_adoptions_.size()}, {"error", s}});
-    deferred_adoptions_.clear();
-    return false;
-  }
-  for (size_t i = 0; i < kDeferredAdoptionBatch && !deferred_adoptions_.empty(); ++i) {
-    const ObjectKey key = std::move(deferred_adoptions_.back());
-    deferred_adoptions_.pop_back();
-    std::shared_ptr<const Object> cached = cache_.Find(key);
-    // Changed or removed since it was read: the watcher has it (or will) as a change of its own.
-    if (cached == nullptr || !Unchanged(key, PathOf(key))) continue;
-    if (absl::StatusOr<Object> written = WriteObjectFile(key, *cached); !written.ok()) {
-      LogWarn(kDirStoreInotifyLog,
-              "cannot rewrite an adopted file; it is adopted again at the next start",
-              {{"path", PathOf(key)}, {"error", written.status()}});
-    }
-  }
-  if (!deferred_adoptions_.empty()) return true;
-  LogInfo(kDirStoreInotifyLog, "adopted files rewritten with their identity",
-          {{"files", deferred_total_}, {"path", root_}});
-  return false;
-}
-
 void DirStore::WatchLoop() {
   pollfd fds[2] = {{inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  bool deferred = DeferredAdoptions() > 0;
   for (;;) {
-    // With adopted files still to rewrite, a pass over them between polls; else wait.
-    int n = poll(fds, 2, deferred ? 0 : -1);
+    int n = poll(fds, 2, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
       LogError(kDirStoreInotifyLog, "poll failed, no longer watching the directory",
@@ -260,7 +224,6 @@ void DirStore::WatchLoop() {
     }
     if (fds[1].revents != 0) return;
     if (fds[0].revents & POLLIN) ProcessEvents();
-    if (deferred) deferred = WriteDeferredAdoptions();
   }
 }
 
