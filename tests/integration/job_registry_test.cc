@@ -42,14 +42,23 @@ class JobRegistryIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     state_ = dir_.path() + "/state";
+    StartClusterd({});
+  }
+
+  void StartClusterd(std::vector<std::string> extra_args) {
     sim::ClusterdProcess::Options options;
     options.binary = CLUSTERD_BIN;
     options.store = "dir:" + state_;
     options.work_dir = dir_.path() + "/run";
+    options.extra_args = std::move(extra_args);
     auto proc = sim::ClusterdProcess::Start(options);
     ASSERT_TRUE(proc.ok()) << proc.status();
     proc_ = std::move(*proc);
     channel_ = client::MakeChannel(proc_->grpc_address());
+  }
+  void StopClusterd() {
+    EXPECT_EQ(proc_->Stop().value_or(-1), 0);
+    proc_.reset();
   }
 
   void TearDown() override {
@@ -98,6 +107,87 @@ class JobRegistryIntegrationTest : public ::testing::Test {
     a.master_addr_env = b.master_addr_env = "192.168.0.11";
     WriteObject("pods", PodObject(a));
     WriteObject("pods", PodObject(b));
+  }
+
+  // A MindIE deployment (§2.4): a coordinator and a controller, each a job of one pod, and one
+  // server instance's rings-config ConfigMap.
+  void WriteMindIeDeployment() {
+    for (const char* app : {"mindie-ms-coordinator", "mindie-ms-controller"}) {
+      const bool coordinator = absl::StrContains(app, "coordinator");
+      PodGroupSpec pg;
+      pg.name = absl::StrCat(app, "-pg");
+      pg.uid = absl::StrCat(app, "-pg-uid");
+      pg.owner_uid = absl::StrCat(app, "-uid");
+      pg.owner_name = app;
+      pg.min_member = 1;
+      pg.min_resource = "";
+      pg.labels = {{"jobID", "mindie-job-001"}, {"app", app}};
+      WriteObject("podgroups", PodGroupObject(pg));
+      PodSpec pod;
+      pod.name = absl::StrCat(app, "-0");
+      pod.uid = absl::StrCat(app, "-pod-uid");
+      pod.owner_uid = pg.owner_uid;
+      pod.owner_name = app;
+      pod.rank_index = "";
+      pod.needs_npu = false;
+      pod.with_allocation = false;
+      pod.host_ip = coordinator ? "192.168.0.30" : "192.168.0.31";
+      pod.labels = {{"jobID", "mindie-job-001"}, {"app", app}};
+      Json object = PodObject(pod);
+      object["status"]["podIP"] = coordinator ? "172.16.5.7" : "172.16.5.9";
+      WriteObject("pods", object);
+    }
+    Json servers = Json::array();
+    for (int s = 0; s < 2; ++s) {
+      Json devices = Json::array();
+      for (int d = 0; d < 8; ++d) {
+        devices.push_back({{"device_id", std::to_string(d)},
+                           {"device_ip", absl::StrCat("10.1.", s, ".", 10 + d)},
+                           {"rank_id", std::to_string(s * 8 + d)}});
+      }
+      servers.push_back({{"device", devices},
+                         {"server_id", absl::StrCat("uid-", s)},
+                         {"host_ip", absl::StrCat("192.168.0.", 11 + s)},
+                         {"container_ip", absl::StrCat("172.16.3.", 21 + s)}});
+    }
+    Json hccl = {{"status", "completed"},
+                 {"server_list", servers},
+                 {"server_count", "2"},
+                 {"version", "1.0"}};
+    WriteObject("configmaps", Json{{"apiVersion", "v1"},
+                                   {"kind", "ConfigMap"},
+                                   {"metadata",
+                                    {{"name", "rings-config-mindie-server-0"},
+                                     {"namespace", "default"},
+                                     {"labels",
+                                      {{"jobID", "mindie-job-001"},
+                                       {"grt-group/deploy-server", "0"},
+                                       {"mx-consumer-cim", "true"}}}}},
+                                   {"data", {{"hccl.json", hccl.dump()}}}});
+  }
+
+  // A Config client of the deployment registers and receives its global rank table (§2.6).
+  void ExpectGlobalRankTable() {
+    auto stub = ::config::Config::NewStub(channel_);
+    {
+      grpc::ClientContext ctx;
+      ::config::ClientInfo req;
+      req.set_jobid("mindie-job-001");
+      req.set_role("mindie");
+      ::config::Status resp;
+      ASSERT_TRUE(stub->Register(&ctx, req, &resp).ok());
+      EXPECT_EQ(resp.code(), 0);
+      EXPECT_EQ(resp.info(), "register success");
+    }
+    ::config::ClientInfo req;
+    req.set_jobid("mindie-job-001");
+    req.set_role("mindie");
+    StreamReader<::config::RankTableStream> stream(
+        [&](grpc::ClientContext* ctx) { return stub->SubscribeRankTable(ctx, req); });
+    auto table = stream.WaitFor([](const auto&) { return true; });
+    ASSERT_TRUE(table.has_value());
+    EXPECT_EQ(table->jobid(), "mindie-job-001");
+    EXPECT_EQ(table->ranktable(), cluster::testing::kGlobalRankTableExample26);
   }
 
   TempDir dir_;
@@ -219,77 +309,23 @@ TEST_F(JobRegistryIntegrationTest, SubscriptionsNeedARegisteredClient) {
 
 // §2.6: one coordinator, one controller, one 2x8 server instance.
 TEST_F(JobRegistryIntegrationTest, AConfigClientReceivesTheGlobalRankTable) {
-  for (const char* app : {"mindie-ms-coordinator", "mindie-ms-controller"}) {
-    const bool coordinator = absl::StrContains(app, "coordinator");
-    PodGroupSpec pg;
-    pg.name = absl::StrCat(app, "-pg");
-    pg.uid = absl::StrCat(app, "-pg-uid");
-    pg.owner_uid = absl::StrCat(app, "-uid");
-    pg.owner_name = app;
-    pg.min_member = 1;
-    pg.min_resource = "";
-    pg.labels = {{"jobID", "mindie-job-001"}, {"app", app}};
-    WriteObject("podgroups", PodGroupObject(pg));
-    PodSpec pod;
-    pod.name = absl::StrCat(app, "-0");
-    pod.uid = absl::StrCat(app, "-pod-uid");
-    pod.owner_uid = pg.owner_uid;
-    pod.owner_name = app;
-    pod.rank_index = "";
-    pod.needs_npu = false;
-    pod.with_allocation = false;
-    pod.host_ip = coordinator ? "192.168.0.30" : "192.168.0.31";
-    pod.labels = {{"jobID", "mindie-job-001"}, {"app", app}};
-    Json object = PodObject(pod);
-    object["status"]["podIP"] = coordinator ? "172.16.5.7" : "172.16.5.9";
-    WriteObject("pods", object);
-  }
-  Json servers = Json::array();
-  for (int s = 0; s < 2; ++s) {
-    Json devices = Json::array();
-    for (int d = 0; d < 8; ++d) {
-      devices.push_back({{"device_id", std::to_string(d)},
-                         {"device_ip", absl::StrCat("10.1.", s, ".", 10 + d)},
-                         {"rank_id", std::to_string(s * 8 + d)}});
-    }
-    servers.push_back({{"device", devices},
-                       {"server_id", absl::StrCat("uid-", s)},
-                       {"host_ip", absl::StrCat("192.168.0.", 11 + s)},
-                       {"container_ip", absl::StrCat("172.16.3.", 21 + s)}});
-  }
-  Json hccl = {
-      {"status", "completed"}, {"server_list", servers}, {"server_count", "2"}, {"version", "1.0"}};
-  WriteObject("configmaps", Json{{"apiVersion", "v1"},
-                                 {"kind", "ConfigMap"},
-                                 {"metadata",
-                                  {{"name", "rings-config-mindie-server-0"},
-                                   {"namespace", "default"},
-                                   {"labels",
-                                    {{"jobID", "mindie-job-001"},
-                                     {"grt-group/deploy-server", "0"},
-                                     {"mx-consumer-cim", "true"}}}}},
-                                 {"data", {{"hccl.json", hccl.dump()}}}});
+  WriteMindIeDeployment();
+  ExpectGlobalRankTable();
+}
 
-  auto stub = ::config::Config::NewStub(channel_);
-  {
-    grpc::ClientContext ctx;
-    ::config::ClientInfo req;
-    req.set_jobid("mindie-job-001");
-    req.set_role("mindie");
-    ::config::Status resp;
-    ASSERT_TRUE(stub->Register(&ctx, req, &resp).ok());
-    EXPECT_EQ(resp.code(), 0);
-    EXPECT_EQ(resp.info(), "register success");
-  }
-  ::config::ClientInfo req;
-  req.set_jobid("mindie-job-001");
-  req.set_role("mindie");
-  StreamReader<::config::RankTableStream> stream(
-      [&](grpc::ClientContext* ctx) { return stub->SubscribeRankTable(ctx, req); });
-  auto table = stream.WaitFor([](const auto&) { return true; });
-  ASSERT_TRUE(table.has_value());
-  EXPECT_EQ(table->jobid(), "mindie-job-001");
-  EXPECT_EQ(table->ranktable(), cluster::testing::kGlobalRankTableExample26);
+// In the window after a first start, before the job registry has reconciled the deployment's
+// jobs (here one reconcile every 1,000 s, so the window stays open however slow the machine),
+// the global rank table is built from what the store holds: it reads the registry's cache of
+// pods and the rings-config ConfigMaps, not the job summaries the reconciles write.
+TEST_F(JobRegistryIntegrationTest, TheGlobalRankTableIsServedBeforeTheRegistryReconciles) {
+  StopClusterd();
+  WriteMindIeDeployment();
+  StartClusterd({"--job-reconcile-rate", "0.001", "--job-reconcile-burst", "1"});
+  ExpectGlobalRankTable();
+  httplib::Client http("http://" + proc_->http_address());
+  auto jobs = http.Get("/api/clusterd/v1/jobs");
+  ASSERT_TRUE(jobs && jobs->status == 200);
+  EXPECT_LT(Json::parse(jobs->body)["items"].size(), 2u) << "both jobs reconciled already";
 }
 
 // §5: TaskD subscribes to its job's switches; an operator switches profiling on; the
