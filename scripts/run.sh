@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's entry point: `scripts/run.sh demo` or `scripts/run.sh test`.
 #   demo   install what is missing, build, and run the embedded demo
-#   test   install what is missing, build, and run every test (CTest)
+#   test   install what is missing, build (and the real kube-apiserver and etcd of the kube-real
+#          tests, tests/kube-real/build.sh), and run every test (CTest)
 #   build  install what is missing and build
 # Under CI (CI=true), or with SANITIZE=1, `test` also builds the unit tests and the fuzz targets
 # with clang, AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/ (-DCLUSTERD_FUZZ=ON;
@@ -61,6 +62,10 @@ case "${1:-demo}" in
     ;;
   test)
     build
+    # The real kube-apiserver and etcd of the `kube-real` tests, from their Go modules pinned in
+    # tests/kube-real/go.mod (cheap once Go's build cache holds them). Only the tests need them:
+    # the demo never waits for this build.
+    bash tests/kube-real/build.sh "$build_dir/kube-real"
     (cd "$build_dir" && ctest --output-on-failure -j "$test_jobs" --timeout 600)
     if is_on "${SANITIZE:-${CI:-}}"; then
       echo "== unit tests and fuzz targets under clang, ASan + UBSan (build-asan/)"

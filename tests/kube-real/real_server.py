@@ -1,0 +1,134 @@
+"""Starts a real kube-apiserver + etcd (launch.py) for a Python test, with the attributes tests
+use on tests/fixtures/fixture_process.py's FixtureProcess where they make sense: url, ca,
+kubeconfig_token, token, user, api(), close(). There is no control port: a real server has no
+fault injection (and no audit endpoint)."""
+
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LAUNCH = os.path.join(HERE, "launch.py")
+
+
+def bin_dir():
+    """Where kube-apiserver and etcd are: $KUBE_REAL_BIN, else tests/kube-real/bin."""
+    return os.environ.get("KUBE_REAL_BIN") or os.path.join(HERE, "bin")
+
+
+def missing_binaries():
+    """The binaries that are not there (empty when a RealServer can start)."""
+    return [os.path.join(bin_dir(), b) for b in ("kube-apiserver", "etcd")
+            if not os.access(os.path.join(bin_dir(), b), os.X_OK)]
+
+
+class RealServer:
+    """One real API server on 127.0.0.1 (free ports) with a fresh CA, etcd and tokens in a
+    temporary directory. `token` authenticates as "test-user", `admin_token` as "admin" (both
+    in system:masters). Namespaces default, kube-system, mindx-dl, cluster-system (and
+    `namespaces`) exist with their default ServiceAccount; the Volcano and AscendJob CRDs are
+    Established."""
+
+    def __init__(self, namespaces=(), compaction_interval="5m", preload=None, extra_args=(),
+                 timeout=180):
+        self.dir = tempfile.mkdtemp(prefix="kube-real-")
+        self.user = "test-user"
+        ready = os.path.join(self.dir, "ready.json")
+        self.log_path = os.path.join(self.dir, "launch.log")
+        self.log = open(self.log_path, "w")
+        argv = ["/usr/bin/python3", LAUNCH, "--dir", self.dir, "--ready-file", ready,
+                "--bin", bin_dir(), "--etcd-compaction-interval", compaction_interval]
+        for ns in namespaces:
+            argv += ["--namespace", ns]
+        if preload:
+            argv += ["--preload", preload]
+        self.proc = subprocess.Popen(argv + list(extra_args), stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        t0 = time.monotonic()
+        while not os.path.exists(ready):
+            if self.proc.poll() is not None or time.monotonic() - t0 > timeout:
+                text = self.logs()
+                self.close()
+                raise RuntimeError("kube-apiserver did not start; launch.py log:\n" + text)
+            time.sleep(0.05)
+        self.start_seconds = time.monotonic() - t0
+        with open(ready) as f:
+            info = json.load(f)
+        self.info = info
+        self.url = info["url"]
+        self.ca = info["ca"]
+        self.kubeconfig = info["kubeconfig"]
+        self.kubeconfig_token = info["kubeconfig_token"]
+        self.kubeconfig_cert = info["kubeconfig_cert"]
+        self.token = info["token"]
+        self.admin_token = info["admin_token"]
+        self.etcd_url = info["etcd_url"]
+        self._ssl = None
+
+    def logs(self):
+        """launch.py's output and the tail of the children's logs, for a failure message."""
+        out = []
+        for path in (self.log_path, os.path.join(self.dir, "logs", "kube-apiserver.log"),
+                     os.path.join(self.dir, "logs", "etcd.log")):
+            try:
+                with open(path, errors="replace") as f:
+                    out.append("== %s\n%s" % (os.path.basename(path), f.read()[-6000:]))
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def api(self, method, path, body=None, content_type="application/json", token=None,
+            timeout=10):
+        """One request as test-user (or with `token`; the test CA); returns (HTTP status,
+        decoded JSON body)."""
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context(cafile=self.ca)
+        req = urllib.request.Request(
+            self.url + path, method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": "Bearer " + (token or self.token),
+                     "Content-Type": content_type,
+                     "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(req, context=self._ssl, timeout=timeout) as resp:
+                return resp.status, json.load(resp)
+        except urllib.error.HTTPError as e:
+            return e.code, json.load(e)
+
+    def open_watch(self, path, token=None, timeout=30):
+        """Starts a watch (path with ?watch=1...); returns the response to read lines from."""
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context(cafile=self.ca)
+        req = urllib.request.Request(
+            self.url + path, headers={"Authorization": "Bearer " + (token or self.token),
+                                      "Accept": "application/json"})
+        return urllib.request.urlopen(req, context=self._ssl, timeout=timeout)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+if __name__ == "__main__":
+    sys.exit("a helper module; run test_real_server.py")
