@@ -184,9 +184,16 @@ def write_healthy(state, node, npus):
     os.rename(tmp, path)
 
 
-def fault_signals(args, state, grpc_address, count):
-    """Write `count` faults one after another, each on a node of another job, and time each
-    until its job's Fault-service stream carries it. Returns (latencies in ms, missed)."""
+def fault_signals(args, state, grpc_address, count, t0=None):
+    """Subscribes to the Fault service for `count` jobs spread over the cluster (Register and
+    SubscribeFaultMsgSignal, as an AI platform would), then writes one single-NPU SeparateNPU
+    fault at a time into the device-info of a node of each job and times the write until the
+    job's stream carries it (5 s at most; later counts as missed).
+
+    With `t0` (the start of clusterd), as a client behaves from the moment clusterd is ready:
+    Register is called until it answers code 0, the faults follow at once, and each fault is
+    cleared after its wait. Returns (latencies in ms, missed, seconds from t0 until every
+    sampled job was registered, or None)."""
     sys.path.insert(0, args.pygen)
     import grpc
     import fault_pb2
@@ -208,18 +215,34 @@ def fault_signals(args, state, grpc_address, count):
         except grpc.RpcError:
             pass
 
+    def register(stub, info):
+        while True:
+            try:
+                answer = stub.Register(info, timeout=10)
+                if answer.code == 0:
+                    return
+            except grpc.RpcError as e:
+                if t0 is None:
+                    raise
+                answer = e
+            if t0 is None or time.monotonic() - t0 > args.deadline:
+                raise RuntimeError("Fault/Register %s: %s" % (info.jobId, answer))
+            time.sleep(0.05)
+
     for k, j in enumerate(jobs):
         uid = "job-uid-%05d" % j
         stub = fault_pb2_grpc.FaultStub(channels[k // 32])
         info = fault_pb2.ClientInfo(jobId=uid, role="platform")
-        answer = stub.Register(info, timeout=10)
-        if answer.code != 0:
-            raise RuntimeError("Fault/Register %s: %d %s" % (uid, answer.code, answer.info))
+        register(stub, info)
         arrivals[uid] = queue.Queue()
         stream = stub.SubscribeFaultMsgSignal(info)
         streams.append(stream)
         threading.Thread(target=read, args=(uid, stream), daemon=True).start()
-    time.sleep(1)  # the subscriptions' first (current-state) signals
+    all_registered = None
+    if t0 is None:
+        time.sleep(1)  # the subscriptions' first (current-state) signals
+    else:
+        all_registered = time.monotonic() - t0
     latencies, missed = [], 0
     for j in jobs:
         uid = "job-uid-%05d" % j
@@ -240,76 +263,8 @@ def fault_signals(args, state, grpc_address, count):
             missed += 1
         else:
             latencies.append((seen - written) * 1000)
-    for stream in streams:
-        stream.cancel()
-    for channel in channels:
-        channel.close()
-    return latencies, missed
-
-
-def faults_during_start(args, state, grpc_address, count, t0):
-    """As a real client of an AI platform behaves from the moment clusterd serves: for each of
-    `count` jobs spread over the cluster, call Fault/Register until it answers code 0, then
-    SubscribeFaultMsgSignal; then, one job after another, write a single-NPU
-    SeparateNPU fault into the device-info of one of its nodes, wait (5 s at most) for the
-    job's stream to carry it, then clear the fault. Returns (latencies in ms, missed, seconds
-    from start until every sampled job was registered)."""
-    sys.path.insert(0, args.pygen)
-    import grpc
-    import fault_pb2
-    import fault_pb2_grpc
-    channels = [grpc.insecure_channel(grpc_address, options=[("grpc.channel_id", 1000 + i)])
-                for i in range((count + 31) // 32)]
-    jobs = sorted({i * args.jobs // count for i in range(count)})
-    arrivals = {}
-    streams = []
-
-    def read(uid, stream):
-        try:
-            for message in stream:
-                arrivals[uid].put((time.monotonic(), {
-                    (n.nodeName, d.deviceId, code) for n in message.nodeFaultInfo
-                    for d in n.faultDevice for code in d.faultCodes}))
-        except grpc.RpcError:
-            pass
-
-    for k, j in enumerate(jobs):
-        uid = "job-uid-%05d" % j
-        stub = fault_pb2_grpc.FaultStub(channels[k // 32])
-        info = fault_pb2.ClientInfo(jobId=uid, role="platform")
-        while True:
-            try:
-                if stub.Register(info, timeout=10).code == 0:
-                    break
-            except grpc.RpcError:
-                pass
-            if time.monotonic() - t0 > args.deadline:
-                raise RuntimeError("Fault/Register %s never accepted" % uid)
-            time.sleep(0.05)
-        arrivals[uid] = queue.Queue()
-        stream = stub.SubscribeFaultMsgSignal(info)
-        streams.append(stream)
-        threading.Thread(target=read, args=(uid, stream), daemon=True).start()
-    all_registered = time.monotonic() - t0
-    latencies, missed = [], 0
-    for j in jobs:
-        uid = "job-uid-%05d" % j
-        node = node_name((j * args.pods) % args.nodes)
-        written = write_fault(state, node, args.npus, 5, "80E3A201")
-        deadline = written + 5
-        seen = None
-        while seen is None and time.monotonic() < deadline:
-            try:
-                at, faults = arrivals[uid].get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            if any(n == node and d == "5" and c.upper() == "80E3A201" for n, d, c in faults):
-                seen = at
-        if seen is None:
-            missed += 1
-        else:
-            latencies.append((seen - written) * 1000)
-        write_healthy(state, node, args.npus)
+        if t0 is not None:
+            write_healthy(state, node, args.npus)
     for stream in streams:
         stream.cancel()
     for channel in channels:
@@ -373,8 +328,8 @@ def run_once(args, state, label, fault_code, deadline_s, faults=0):
         if args.start_faults:
             with open(info) as f:
                 grpc_address = json.load(f)["grpc"]
-            latencies, missed, registered = faults_during_start(args, state, grpc_address,
-                                                                args.start_faults, t0)
+            latencies, missed, registered = fault_signals(args, state, grpc_address,
+                                                          args.start_faults, t0)
             print("  %s: %d sampled jobs registered after %.2f s; %d faults written from then "
                   "on: missed %d; write -> Fault-service signal p50 %.1f ms, p99 %.1f ms, "
                   "max %.1f ms" % (label, args.start_faults, registered, args.start_faults,
@@ -414,7 +369,7 @@ def run_once(args, state, label, fault_code, deadline_s, faults=0):
         if faults:
             with open(info) as f:
                 grpc_address = json.load(f)["grpc"]
-            latencies, missed = fault_signals(args, state, grpc_address, faults)
+            latencies, missed, _ = fault_signals(args, state, grpc_address, faults)
             print("  %d faults written one after another: missed %d; write -> Fault-service "
                   "signal p50 %.1f ms, p99 %.1f ms, max %.1f ms" % (
                       faults, missed, percentile(latencies, 0.5), percentile(latencies, 0.99),
