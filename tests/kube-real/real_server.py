@@ -1,7 +1,8 @@
 """Starts a real kube-apiserver + etcd (launch.py) for a Python test, with the attributes tests
 use on tests/fixtures/fixture_process.py's FixtureProcess where they make sense: url, ca,
-kubeconfig_token, token, user, api(), close(). There is no control port: a real server has no
-fault injection (and no audit endpoint)."""
+kubeconfig_token, token, user, api(), close(), and with `audit=True` audit(): the server's own
+audit log (level Metadata) in the fixture's entry format. There is no control port: a real
+server has no fault injection."""
 
 import json
 import os
@@ -13,10 +14,17 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCH = os.path.join(HERE, "launch.py")
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+"""
 
 
 def bin_dir():
@@ -38,8 +46,18 @@ class RealServer:
     Established."""
 
     def __init__(self, namespaces=(), compaction_interval="5m", preload=None, extra_args=(),
-                 timeout=180):
+                 timeout=180, audit=False):
         self.dir = tempfile.mkdtemp(prefix="kube-real-")
+        self.audit_path = None
+        if audit:
+            policy = os.path.join(self.dir, "audit-policy.yaml")
+            with open(policy, "w") as f:
+                f.write(AUDIT_POLICY)
+            self.audit_path = os.path.join(self.dir, "audit.log")
+            extra_args = list(extra_args) + [
+                "--apiserver-arg=--audit-policy-file=" + policy,
+                "--apiserver-arg=--audit-log-path=" + self.audit_path,
+                "--apiserver-arg=--audit-log-mode=blocking"]
         self.user = "test-user"
         ready = os.path.join(self.dir, "ready.json")
         self.log_path = os.path.join(self.dir, "launch.log")
@@ -102,6 +120,34 @@ class RealServer:
                 return resp.status, json.load(resp)
         except urllib.error.HTTPError as e:
             return e.code, json.load(e)
+
+    def audit(self):
+        """The requests the server has answered, as the fixture's /_fixture/audit lists them:
+        [{user, verb, apiGroup, resource, subresource, namespace, name, labelSelector,
+        fieldSelector, code}] (a watch once its stream started). Needs audit=True."""
+        entries = []
+        if self.audit_path is None or not os.path.exists(self.audit_path):
+            return entries
+        with open(self.audit_path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # a line being written
+                watch_started = e.get("verb") == "watch" and e.get("stage") == "ResponseStarted"
+                if e.get("stage") != "ResponseComplete" and not watch_started:
+                    continue
+                ref = e.get("objectRef") or {}
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(e.get("requestURI", "")).query)
+                entries.append({
+                    "user": e.get("user", {}).get("username", ""), "verb": e.get("verb", ""),
+                    "apiGroup": ref.get("apiGroup", ""), "resource": ref.get("resource", ""),
+                    "subresource": ref.get("subresource", ""),
+                    "namespace": ref.get("namespace"), "name": ref.get("name"),
+                    "labelSelector": query.get("labelSelector", [None])[0],
+                    "fieldSelector": query.get("fieldSelector", [None])[0],
+                    "code": e.get("responseStatus", {}).get("code", 0)})
+        return entries
 
     def open_watch(self, path, token=None, timeout=30):
         """Starts a watch (path with ?watch=1...); returns the response to read lines from."""
