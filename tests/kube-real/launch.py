@@ -22,6 +22,10 @@ kubeconfig_token (test-user, bearer token, inline CA: the format of the fixture'
 kubeconfig-token.yaml), kubeconfig_cert (admin client certificate), admin_token, token,
 etcd_url, pid (this launcher's), dir, seconds (start to ready).
 
+SIGUSR1 takes kube-apiserver down (its port refuses connections; etcd and every object stay);
+SIGUSR2 starts it again on the same port and waits for its /readyz (RealServer.set_down): an
+outage and a restart, for the tests of what clusterd does meanwhile.
+
 --preload FILE: one JSON object a line (apiVersion and kind of a served resource), created as
 the admin after readiness and before the ready file: Namespace and CustomResourceDefinition
 objects first, one by one, then the namespaces the others name (with their default
@@ -235,6 +239,10 @@ class Launcher:
         self.logs = os.path.join(self.dir, "logs")
         self.children = []  # (name, Popen), in start order
         self.stopping = threading.Event()
+        # SIGUSR1 takes kube-apiserver down (an outage: its port refuses connections), SIGUSR2
+        # brings it up again on the same port (a restart); etcd keeps running.
+        self.want_apiserver_up = True
+        self.apiserver_argv = None
 
     # --- children ---------------------------------------------------------------------------
     def spawn(self, name, argv):
@@ -331,9 +339,12 @@ class Launcher:
                 "--profiling=false",
                 "--v=%d" % self.args.v,
                 *self.args.apiserver_arg]
+        self.apiserver_argv = argv
         self.spawn("kube-apiserver", argv)
         self.client = Client(self.url, p("ca.crt"), self.admin_token)
+        self.wait_apiserver_ready()
 
+    def wait_apiserver_ready(self):
         def ready():
             try:
                 status, _ = self.client.request("GET", "/readyz", timeout=5)
@@ -341,6 +352,24 @@ class Launcher:
             except OSError:
                 return False
         self.wait_for("kube-apiserver /readyz", ready, self.args.timeout)
+
+    def follow_apiserver_switch(self):
+        """Takes kube-apiserver down or up as the last SIGUSR1/SIGUSR2 asked."""
+        running = [(n, p) for n, p in self.children if n == "kube-apiserver"]
+        if not self.want_apiserver_up and running:
+            _, proc = running[0]
+            self.children = [(n, p) for n, p in self.children if n != "kube-apiserver"]
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log("kube-apiserver is down (SIGUSR1)")
+        elif self.want_apiserver_up and not running and self.apiserver_argv is not None:
+            self.spawn("kube-apiserver", self.apiserver_argv)
+            self.wait_apiserver_ready()
+            log("kube-apiserver is up again (SIGUSR2)")
 
     def wait_for(self, what, predicate, timeout):
         deadline = time.monotonic() + timeout
@@ -552,6 +581,11 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    def on_switch(signum, frame):
+        launcher.want_apiserver_up = signum == signal.SIGUSR2
+    signal.signal(signal.SIGUSR1, on_switch)
+    signal.signal(signal.SIGUSR2, on_switch)
+
     def watch_parent():
         while not launcher.stopping.is_set():
             if os.getppid() != parent:
@@ -566,8 +600,9 @@ def main():
     try:
         launcher.run()
         while not launcher.stopping.is_set():
+            launcher.follow_apiserver_switch()
             launcher.check_children()
-            launcher.stopping.wait(0.5)
+            launcher.stopping.wait(0.2)
     except Exception as e:  # noqa: BLE001 - report any failure and stop the children
         if not launcher.stopping.is_set():
             log("error: %s" % e)

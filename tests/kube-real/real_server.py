@@ -121,6 +121,40 @@ class RealServer:
         except urllib.error.HTTPError as e:
             return e.code, json.load(e)
 
+    def set_down(self, down, timeout=60):
+        """Takes kube-apiserver down (its port refuses connections, the open ones end) or brings
+        it up again on the same port, etcd and every object kept; returns once it is so."""
+        os.kill(self.proc.pid, signal.SIGUSR1 if down else signal.SIGUSR2)
+        deadline = time.monotonic() + timeout
+        while True:
+            up = self.readyz() == 200
+            if up != down:
+                return
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("kube-apiserver did not go %s:\n%s"
+                                   % ("down" if down else "up", self.logs()))
+            time.sleep(0.1)
+
+    def readyz(self):
+        """kube-apiserver's /readyz status code, None when it does not answer."""
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context(cafile=self.ca)
+        req = urllib.request.Request(self.url + "/readyz",
+                                     headers={"Authorization": "Bearer " + self.token})
+        try:
+            with urllib.request.urlopen(req, context=self._ssl, timeout=2) as resp:
+                return resp.status
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return None
+
+    def fault(self, action, value=True, **unused):
+        """The fixture's fault control, where a real server can do it: "down" only."""
+        if action != "down":
+            raise NotImplementedError("a real kube-apiserver cannot be made to " + action)
+        self.set_down(bool(value))
+
     def audit(self):
         """The requests the server has answered, as the fixture's /_fixture/audit lists them:
         [{user, verb, apiGroup, resource, subresource, namespace, name, labelSelector,
