@@ -19,6 +19,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCH = os.path.join(HERE, "launch.py")
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import fixture_process  # noqa: E402  (the request helper the fixture's tests use)
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -109,17 +111,8 @@ class RealServer:
         decoded JSON body)."""
         if self._ssl is None:
             self._ssl = ssl.create_default_context(cafile=self.ca)
-        req = urllib.request.Request(
-            self.url + path, method=method,
-            data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": "Bearer " + (token or self.token),
-                     "Content-Type": content_type,
-                     "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(req, context=self._ssl, timeout=timeout) as resp:
-                return resp.status, json.load(resp)
-        except urllib.error.HTTPError as e:
-            return e.code, json.load(e)
+        return fixture_process.api_request(self.url, self._ssl, token or self.token, method,
+                                           path, body, content_type, timeout)
 
     def set_down(self, down, timeout=60):
         """Takes kube-apiserver down (its port refuses connections, the open ones end) or brings
