@@ -53,14 +53,17 @@ absl::Status FsyncDir(const std::string& dir);
 // A temp file name as WriteFileAtomically makes them: ".<file name, shortened>.<pid>.<n>.tmp".
 // Older versions kept the whole file name, which the pattern covers too.
 bool IsStoreTempName(std::string_view name);
+// The first half of WriteFileAtomically: `text` in a new temp file of `temp_dir` named after
+// `name` (with this process's pid and a sequence number, so no writer of this process meets
+// it), fsynced when `sync`; returns its path. `written` receives its stat. Without the flock
+// (the background rewrite of adopted files), another process's start may remove it as stale:
+// the caller's rename then fails and the caller gives up on that file.
+absl::StatusOr<std::string> WriteTempFile(const std::string& temp_dir, std::string_view name,
+                                          std::string_view text, bool sync, struct stat* written);
 // Replaces dir/name atomically: a temp file in `temp_dir` (same file system, not watched),
 // fsync, rename, fsync of the directory. `written` receives the file's stat (the inode survives
 // the rename). The caller holds the writers' flock, so a temp file of the same name can only be
 // one left by a writer that died (a pid is reused, e.g. pid 1 in a container): it is replaced.
-// The first half of WriteFileAtomically: `text` in a new temp file of `temp_dir` named after
-// `name`, fsynced when `sync`; returns its path. `written` receives its stat.
-absl::StatusOr<std::string> WriteTempFile(const std::string& temp_dir, std::string_view name,
-                                          std::string_view text, bool sync, struct stat* written);
 absl::Status WriteFileAtomically(const std::string& temp_dir, const std::string& dir,
                                  std::string_view name, std::string_view text,
                                  struct stat* written);
