@@ -662,6 +662,44 @@ TEST_F(DirStoreTest, TheRewriteOfAdoptedFilesHoldsUpNeitherWritesNorTheWatcher) 
   }
 }
 
+// A file another program changes while the rewrite's pass holds it (its temp file written, its
+// rename to come) keeps that program's content: the pass sees that the cache and the file moved
+// on and drops its temp file, and the watcher takes the change.
+TEST_F(DirStoreTest, TheRewriteOfAdoptedFilesNeverOverwritesAnOutsideChange) {
+  store_.reset();
+  for (int i = 0; i < 10; ++i) {  // one pass holds them all
+    WriteExternally(CmPath("default", "cm-" + std::to_string(i)), R"({"data": {"k": "v"}})");
+  }
+  absl::Notification in_pass;
+  absl::Notification release;
+  std::atomic<int> passes{0};
+  DirStore::Options options;
+  options.adoption_pass_hook = [&] {
+    if (passes.fetch_add(1) > 0) return;
+    in_pass.Notify();
+    release.WaitForNotification();
+  };
+  store_ = Open(options);
+  ASSERT_NE(store_, nullptr);
+  absl::Cleanup release_pass = [&] {
+    if (!release.HasBeenNotified()) release.Notify();
+  };
+  ASSERT_TRUE(in_pass.WaitForNotificationWithTimeout(testing::kEventDeadline));
+  EventLog log;
+  auto handle = Watch(*store_, kConfigMaps, log);
+  ASSERT_NE(handle, nullptr);
+  WriteExternally(CmPath("default", "cm-3"), R"({"data": {"k": "changed outside"}})");
+  ASSERT_TRUE(log.WaitFor(WatchEventType::kModified, "cm-3"));
+  release.Notify();
+  ASSERT_TRUE(AwaitDeferredAdoptions(*store_));
+  auto cached = store_->Get(CmKey("default", "cm-3"));
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ((*cached)["data"]["k"], "changed outside");
+  EXPECT_EQ(Object::parse(ReadFile(CmPath("default", "cm-3")))["data"]["k"], "changed outside");
+  EXPECT_TRUE(Entries(root_ + "/" + std::string(DirStore::kTempDir)).empty())
+      << "the pass left a temp file behind";
+}
+
 // Opens the store at `root` on another thread, giving up after a while: a store that waits on
 // something in the directory must fail the test, not hang it. `unblock` is called on timeout
 // so that the opening thread can finish (and the future be destroyed).
