@@ -55,6 +55,22 @@ inline Object ConfigMap(std::string_view ns, std::string_view name,
   return o;
 }
 
+// A Pod a real API server admits: one container with a name and an image (spec.containers is
+// required), bound to `node` when not empty, with `phase` as its status when not empty.
+inline Object Pod(std::string_view ns, std::string_view name, std::string_view node = "",
+                  std::string_view phase = "", const Object& labels = Object::object()) {
+  Object o;
+  o["apiVersion"] = "v1";
+  o["kind"] = "Pod";
+  o["metadata"]["name"] = name;
+  o["metadata"]["namespace"] = ns;
+  if (!labels.empty()) o["metadata"]["labels"] = labels;
+  o["spec"]["containers"] = {{{"name", "c"}, {"image", "busybox"}}};
+  if (!node.empty()) o["spec"]["nodeName"] = node;
+  if (!phase.empty()) o["status"]["phase"] = phase;
+  return o;
+}
+
 inline Object Node(std::string_view name, const Object& labels = Object::object()) {
   Object o;
   o["apiVersion"] = "v1";

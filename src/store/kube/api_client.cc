@@ -54,14 +54,31 @@ struct StreamState {
   bool ended_by_callback = false;
 };
 
+// The response's status, once: when its headers are complete, or at its first body bytes.
+void NoteStreamStatus(StreamState* state) {
+  if (state->code != 0) return;
+  long code = 0;
+  curl_easy_getinfo(state->handle, CURLINFO_RESPONSE_CODE, &code);
+  if (code < 200) return;  // none yet, or an interim 1xx
+  state->code = code;
+  state->reachable->store(true);  // an answer, while the stream goes on
+  (*state->on_status)(code);
+}
+
+// A watch that resumes where nothing changed gets its headers and then no body for as long as
+// nothing changes (a real kube-apiserver sends its first bookmark about a minute later): the
+// status must count from the headers, or the stream looks unanswered all that time.
+size_t StreamHeader(char* data, size_t size, size_t n, void* user) {
+  size_t bytes = size * n;
+  std::string_view line(data, bytes);
+  if (line == "\r\n" || line == "\n") NoteStreamStatus(static_cast<StreamState*>(user));
+  return bytes;
+}
+
 size_t StreamWrite(char* data, size_t size, size_t n, void* user) {
   auto* state = static_cast<StreamState*>(user);
   size_t bytes = size * n;
-  if (state->code == 0) {
-    curl_easy_getinfo(state->handle, CURLINFO_RESPONSE_CODE, &state->code);
-    state->reachable->store(true);  // an answer, while the stream goes on
-    (*state->on_status)(state->code);
-  }
+  NoteStreamStatus(state);
   if (state->code != 200) {
     if (state->error_body != nullptr) state->error_body->append(data, bytes);
     return bytes;
@@ -326,6 +343,8 @@ absl::Status ApiClient::Stream(const Request& request, const std::function<void(
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &StreamWrite);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &StreamHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &state);
   // A stream has no overall timeout; a silent connection is cut after `idle`.
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
