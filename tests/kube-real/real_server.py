@@ -128,6 +128,44 @@ class RealServer:
                                    % ("down" if down else "up", self.logs()))
             time.sleep(0.1)
 
+    def apply_service_account(self, docs, name):
+        """Creates the ServiceAccount, ClusterRole and ClusterRoleBinding called `name` among
+        `docs` (a rendered overlay: [(source, object)]) through the API as the admin, as
+        `kubectl apply` would (the server validates them); returns a TokenRequest token of the
+        ServiceAccount (one hour), so that the real RBAC authorizer decides its calls."""
+        paths = {"ServiceAccount": "/api/v1/namespaces/%s/serviceaccounts",
+                 "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                 "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}
+        account = None
+        for kind, path in paths.items():
+            for _, obj in docs:
+                if obj.get("kind") != kind or obj["metadata"]["name"] != name:
+                    continue
+                if kind == "ServiceAccount":
+                    account = obj
+                    path = path % obj["metadata"]["namespace"]
+                code, answer = self.api("POST", path, obj, token=self.admin_token)
+                if code not in (200, 201, 409):
+                    raise RuntimeError("%s %s: %d %s" % (kind, path, code, answer))
+        if account is None:
+            raise RuntimeError("no ServiceAccount %s among the documents" % name)
+        code, answer = self.api(
+            "POST", "/api/v1/namespaces/%s/serviceaccounts/%s/token"
+            % (account["metadata"]["namespace"], name),
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+             "spec": {"expirationSeconds": 3600}}, token=self.admin_token)
+        if code not in (200, 201):
+            raise RuntimeError("TokenRequest for %s: %d %s" % (name, code, answer))
+        return answer["status"]["token"]
+
+    def write_kubeconfig(self, path, token):
+        """A kubeconfig like kubeconfig_token's (the server, its CA inline) with `token`."""
+        with open(self.kubeconfig_token) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace(self.token, token))
+        return path
+
     def etcd(self, method, body):
         """One request to etcd's JSON gateway (POST /v3/<method>); its decoded answer."""
         req = urllib.request.Request(self.etcd_url + "/v3/" + method,
