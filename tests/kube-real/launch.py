@@ -59,6 +59,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -435,8 +436,9 @@ class Launcher:
                 "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + name)
             if status != 200:
                 return False
+            conditions = (obj.get("status") or {}).get("conditions") or []
             if not any(c.get("type") == "Established" and c.get("status") == "True"
-                       for c in obj.get("status", {}).get("conditions", [])):
+                       for c in conditions):
                 return False
             spec = obj["spec"]
             version = next(v["name"] for v in spec["versions"] if v.get("storage"))
@@ -604,7 +606,7 @@ def main():
             launcher.stopping.wait(0.2)
     except Exception as e:  # noqa: BLE001 - report any failure and stop the children
         if not launcher.stopping.is_set():
-            log("error: %s" % e)
+            log("error: %s\n%s" % (e, traceback.format_exc()))
             code = 1
     finally:
         launcher.stop()

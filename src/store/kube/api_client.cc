@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "common/json_util.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -29,6 +31,22 @@ void GlobalInit() {
 size_t AppendBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
+}
+
+// Retry-After: <seconds> (the form the API server sends; an HTTP date is left out).
+size_t ReadRetryAfter(char* data, size_t size, size_t n, void* user) {
+  const size_t bytes = size * n;
+  constexpr absl::string_view kName = "retry-after:";
+  if (bytes > kName.size() &&
+      absl::EqualsIgnoreCase(absl::string_view(data, kName.size()), kName)) {
+    const std::string_view value =
+        Trim(std::string_view(data + kName.size(), bytes - kName.size()));
+    int64_t seconds = 0;
+    if (absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &seconds) && seconds >= 0) {
+      *static_cast<absl::Duration*>(user) = absl::Seconds(seconds);
+    }
+  }
+  return bytes;
 }
 
 long DurationMillis(absl::Duration d) {
@@ -278,6 +296,86 @@ absl::StatusOr<ApiClient::Response> ApiClient::Do(const Request& request) {
   absl::Duration timeout =
       request.timeout > absl::ZeroDuration() ? request.timeout : options_.request_timeout;
   absl::Time deadline = options_.clock->Now() + timeout;
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<Response> response = DoOnce(request, deadline);
+    if (!response.ok()) return response;
+    if (response->code != 429) {
+      NoteNotThrottled();
+      return response;
+    }
+    const absl::Duration wait = NoteThrottled(request, *response, attempt);
+    if (options_.clock->Now() + wait >= deadline || !PauseFor(wait)) return response;
+  }
+}
+
+absl::Duration ApiClient::NoteThrottled(const Request& request, const Response& response,
+                                        int attempt) {
+  // The server's Retry-After (1 s from API Priority and Fairness), else a doubling from
+  // 250 ms; at most 30 s; and 0-50 % more, so that throttled clients do not return together.
+  absl::Duration base = response.retry_after;
+  if (base <= absl::ZeroDuration()) base = absl::Milliseconds(250) * (1 << std::min(attempt, 7));
+  base = std::clamp(base, absl::Milliseconds(100), absl::Seconds(30));
+  absl::Duration wait;
+  const absl::Time now = options_.clock->Now();
+  std::string message = Cat("429 TooManyRequests: ", request.method, " ", request.path, ": ",
+                            MessageOf(response.body));
+  bool first;
+  {
+    absl::MutexLock lock(&mu_);
+    first = !throttled_.load();
+    if (first) {
+      throttled_since_ = now;
+      throttled_count_ = 0;
+    }
+    ++throttled_count_;
+    wait = base * (1.0 + 0.5 * jitter_(rng_));
+    last_throttled_ = now;
+    throttle_message_ = message;
+    throttled_.store(true);
+  }
+  if (first) {
+    LogWarn("kube",
+            "the API server throttles clusterd's requests (429: API Priority and Fairness); "
+            "each is sent again after the server's Retry-After, with jitter, while its timeout "
+            "allows",
+            {{"server", options_.config.server},
+             {"first", message},
+             {"retry_after_ms", absl::ToInt64Milliseconds(response.retry_after)}});
+  }
+  return wait;
+}
+
+void ApiClient::NoteNotThrottled() {
+  if (!throttled_.load()) return;
+  absl::Duration lasted;
+  int64_t refused;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!throttled_.load()) return;
+    throttled_.store(false);
+    lasted = options_.clock->Now() - throttled_since_;
+    refused = throttled_count_;
+  }
+  LogInfo("kube", "the API server accepts clusterd's requests again",
+          {{"server", options_.config.server},
+           {"throttled_ms", absl::ToInt64Milliseconds(lasted)},
+           {"refused", refused}});
+}
+
+std::string ApiClient::Throttled() const {
+  if (!throttled_.load()) return "";
+  absl::MutexLock lock(&mu_);
+  if (!throttled_.load() || options_.clock->Now() - last_throttled_ > kThrottleMemory) return "";
+  return Cat(throttle_message_, " (", throttled_count_, " refused since ",
+             absl::FormatTime("%H:%M:%S", throttled_since_, absl::UTCTimeZone()), " UTC)");
+}
+
+bool ApiClient::PauseFor(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  return !mu_.AwaitWithTimeout(absl::Condition(&shutdown_), d);
+}
+
+absl::StatusOr<ApiClient::Response> ApiClient::DoOnce(const Request& request, absl::Time deadline) {
   {
     absl::MutexLock lock(&mu_);
     if (shutdown_) return absl::CancelledError("kube store: shutting down");
@@ -299,6 +397,8 @@ absl::StatusOr<ApiClient::Response> ApiClient::Do(const Request& request) {
       DurationMillis(std::max(deadline - options_.clock->Now(), absl::Milliseconds(1))));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &AppendBody);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &ReadRetryAfter);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &response.retry_after);
   CURLcode rc = curl_easy_perform(h);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
@@ -403,6 +503,12 @@ std::string ReasonOf(std::string_view body) {
   return StringOr(*parsed, "reason", "");
 }
 
+std::string MessageOf(std::string_view body) {
+  auto parsed = ParseJson(body, "API status", 1 << 20);
+  if (!parsed.ok() || !parsed->is_object()) return std::string(Trim(body.substr(0, 200)));
+  return StringOr(*parsed, "message", "");
+}
+
 absl::Status StatusFromResponse(const ApiClient::Response& response, std::string_view what) {
   std::string reason;
   std::string message;
@@ -412,6 +518,8 @@ absl::Status StatusFromResponse(const ApiClient::Response& response, std::string
     message = StringOr(*parsed, "message", "");
   }
   if (message.empty()) message = std::string(Trim(response.body.substr(0, 200)));
+  // API Priority and Fairness answers 429 with a plain-text body, not a Status.
+  if (reason.empty() && response.code == 429) reason = "TooManyRequests";
   std::string text = Cat(response.code, reason.empty() ? "" : Cat(" ", reason), ": ", what,
                          message.empty() ? "" : Cat(": ", message));
   switch (response.code) {

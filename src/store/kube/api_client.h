@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ class ApiClient {
   struct Response {
     long code = 0;
     std::string body;
+    // The Retry-After header in seconds (API Priority and Fairness sends it with a 429);
+    // zero when absent.
+    absl::Duration retry_after = absl::ZeroDuration();
   };
 
   // Cancels a stream from another thread.
@@ -72,6 +76,9 @@ class ApiClient {
   // an error status means no response: Unavailable (cannot connect, connection lost, TLS,
   // timeout), Cancelled (Shutdown), Unauthenticated (cannot read the token),
   // DeadlineExceeded (the client-side rate limit leaves no slot before the timeout).
+  // A 429 (the server's API Priority and Fairness refused it before doing anything) is sent
+  // again after its Retry-After, with jitter, while the request's timeout allows; the last 429
+  // is returned when it does not.
   absl::StatusOr<Response> Do(const Request& request);
 
   // A streaming GET (watch). `on_status` is called once with the HTTP status; when it is 200
@@ -90,6 +97,10 @@ class ApiClient {
   bool Reachable() const { return reachable_.load(); }
   // The last transport failure, for readiness messages.
   std::string LastError() const;
+  // While the server throttles this client (its last answer was a 429, less than
+  // kThrottleMemory ago): what it said. Empty otherwise.
+  std::string Throttled() const;
+  static constexpr absl::Duration kThrottleMemory = absl::Seconds(30);
   const KubeConfig& config() const { return options_.config; }
 
  private:
@@ -100,6 +111,14 @@ class ApiClient {
   absl::StatusOr<std::string> BearerToken();
   absl::Status TransportError(int curl_code, const Request& request, const char* detail);
   void NoteResponse();
+  absl::StatusOr<Response> DoOnce(const Request& request, absl::Time deadline);
+  // A 429 answered `request`: remembers it (the first of a run is logged); the wait before
+  // sending it again.
+  absl::Duration NoteThrottled(const Request& request, const Response& response, int attempt);
+  // An answer other than 429: a run of 429s has ended (logged once).
+  void NoteNotThrottled();
+  // Waits `d` unless Shutdown() comes first (false then).
+  bool PauseFor(absl::Duration d);
 
   const Options options_;
   TokenBucket bucket_;
@@ -111,6 +130,14 @@ class ApiClient {
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   std::string token_ ABSL_GUARDED_BY(mu_);
   absl::Time token_read_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The current run of 429s: since when, how many, the last answer's text and when.
+  absl::Time throttled_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time last_throttled_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  int64_t throttled_count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string throttle_message_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> throttled_{false};  // a run of 429s is on (a cheap check per answer)
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
+  std::uniform_real_distribution<double> jitter_ ABSL_GUARDED_BY(mu_){0.0, 1.0};
 };
 
 // The store's status for an API response that is not a success: the code and reason of the
@@ -120,6 +147,8 @@ class ApiClient {
 absl::Status StatusFromResponse(const ApiClient::Response& response, std::string_view what);
 // The `reason` of a Kubernetes Status body ("Conflict", "AlreadyExists", ...), or "".
 std::string ReasonOf(std::string_view body);
+// The `message` of a Kubernetes Status body, or the start of a body that is not one.
+std::string MessageOf(std::string_view body);
 
 // True for a failure of ApiClient::Do that certainly did not reach the server (no connection,
 // TLS handshake failed): the request can be sent again without doing anything twice.

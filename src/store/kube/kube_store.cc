@@ -212,6 +212,12 @@ absl::Status KubeStore::Ready() {
     return absl::UnavailableError(
         Cat("kube store: ", queued, " writes wait for the API server ", options_.config.server));
   }
+  if (std::string throttled = client_->Throttled(); !throttled.empty()) {
+    return absl::UnavailableError(Cat("kube store: the API server ", options_.config.server,
+                                      " throttles this client (API Priority and Fairness); "
+                                      "requests are sent again after its Retry-After: ",
+                                      throttled));
+  }
   std::vector<Reflector*> reflectors;
   {
     absl::MutexLock lock(&mu_);
