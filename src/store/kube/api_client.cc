@@ -66,7 +66,7 @@ struct StreamState {
   const std::function<void(long)>* on_status = nullptr;
   const std::function<bool(std::string_view)>* on_line = nullptr;
   std::string* error_body = nullptr;
-  std::atomic<bool>* reachable = nullptr;
+  std::function<void()> answered;  // the server is reachable
   long code = 0;
   std::string pending;
   bool ended_by_callback = false;
@@ -79,7 +79,7 @@ void NoteStreamStatus(StreamState* state) {
   curl_easy_getinfo(state->handle, CURLINFO_RESPONSE_CODE, &code);
   if (code < 200) return;  // none yet, or an interim 1xx
   state->code = code;
-  state->reachable->store(true);  // an answer, while the stream goes on
+  state->answered();  // an answer, while the stream goes on
   (*state->on_status)(code);
 }
 
@@ -274,10 +274,18 @@ absl::Status ApiClient::TransportError(int curl_code, const Request& request, co
   RequestCounter(request.method, "error").Increment();
   bool timed_out = code == CURLE_OPERATION_TIMEDOUT;
   // A timeout on a slow but live server says nothing about reachability.
-  if (!timed_out) reachable_.store(false);
+  const bool lost = !timed_out && reachable_.exchange(false);
   {
     absl::MutexLock lock(&mu_);
     last_error_ = message;
+    if (lost) unreachable_since_ = options_.clock->Now();
+  }
+  if (lost) {
+    // Once per outage: each retry after it is a debug line and a count.
+    LogWarn("kube",
+            "the API server is unreachable; clusterd serves from its cache, queues its writes "
+            "and retries with back-off until it answers",
+            {{"server", options_.config.server}, {"error", message}});
   }
   LogDebug("kube", "request failed",
            {{"method", request.method}, {"path", request.path}, {"error", message}});
@@ -290,7 +298,54 @@ absl::Status ApiClient::TransportError(int curl_code, const Request& request, co
   return status;
 }
 
-void ApiClient::NoteResponse() { reachable_.store(true); }
+void ApiClient::NoteResponse() {
+  if (reachable_.exchange(true)) return;
+  absl::Duration down;
+  {
+    absl::MutexLock lock(&mu_);
+    down = options_.clock->Now() - unreachable_since_;
+  }
+  LogInfo(
+      "kube", "the API server answers again",
+      {{"server", options_.config.server}, {"unreachable_ms", absl::ToInt64Milliseconds(down)}});
+  returns_.fetch_add(1);
+}
+
+void ApiClient::MaybeProbe() {
+  if (Reachable()) return;
+  const int64_t now_ms = absl::ToUnixMillis(options_.clock->Now());
+  int64_t due = next_probe_ms_.load();
+  if (now_ms < due) return;
+  double spread;
+  {
+    absl::MutexLock lock(&mu_);
+    spread = 1.0 + 0.5 * jitter_(rng_);
+  }
+  const int64_t next = now_ms + absl::ToInt64Milliseconds(options_.probe_interval * spread);
+  if (!next_probe_ms_.compare_exchange_strong(due, next)) return;  // another caller probes
+  Request probe;
+  probe.path = "/version";
+  probe.timeout = options_.connect_timeout + absl::Seconds(1);
+  Do(probe).IgnoreError();  // any answer makes the server reachable again (NoteResponse)
+}
+
+bool PauseUntilAnswered(ApiClient& client, absl::Mutex& mu, const bool* stopped, absl::Duration d) {
+  const uint64_t returns = client.returns();
+  const absl::Time end = absl::Now() + d;
+  for (;;) {
+    const absl::Duration left = end - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    if (mu.AwaitWithTimeout(absl::Condition(stopped), std::min(left, absl::Seconds(1)))) {
+      return false;
+    }
+    if (client.returns() != returns) return true;
+    mu.Unlock();  // the probe is a request: never under the caller's lock
+    client.MaybeProbe();
+    mu.Lock();
+    if (*stopped) return false;
+    if (client.returns() != returns) return true;
+  }
+}
 
 absl::StatusOr<ApiClient::Response> ApiClient::Do(const Request& request) {
   absl::Duration timeout =
@@ -438,7 +493,7 @@ absl::Status ApiClient::Stream(const Request& request, const std::function<void(
   state.on_status = &on_status;
   state.on_line = &on_line;
   state.error_body = error_body;
-  state.reachable = &reachable_;
+  state.answered = [this] { NoteResponse(); };
   char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &StreamWrite);

@@ -35,6 +35,9 @@ class ApiClient {
     absl::Duration connect_timeout = absl::Seconds(5);
     const Clock* clock = &Clock::Real();
     std::string user_agent = "clusterd";
+    // While the server is unreachable, PauseUntilAnswered probes it (GET /version) at most
+    // this often (times 1 to 1.5) across its callers.
+    absl::Duration probe_interval = absl::Seconds(2);
   };
 
   struct Request {
@@ -97,6 +100,11 @@ class ApiClient {
   bool Reachable() const { return reachable_.load(); }
   // The last transport failure, for readiness messages.
   std::string LastError() const;
+  // How often the server came back (unreachable -> answered); see PauseUntilAnswered.
+  uint64_t returns() const { return returns_.load(); }
+  // Sends GET /version when the server is unreachable and no caller probed it for
+  // probe_interval (times 1 to 1.5): any answer makes it reachable again.
+  void MaybeProbe();
   // While the server throttles this client (its last answer was a 429, less than
   // kThrottleMemory ago): what it said. Empty otherwise.
   std::string Throttled() const;
@@ -110,6 +118,7 @@ class ApiClient {
   absl::Status Throttle(absl::Time deadline);
   absl::StatusOr<std::string> BearerToken();
   absl::Status TransportError(int curl_code, const Request& request, const char* detail);
+  // Any answer: the server is reachable (logged once, when it was not).
   void NoteResponse();
   absl::StatusOr<Response> DoOnce(const Request& request, absl::Time deadline);
   // A 429 answered `request`: remembers it (the first of a run is logged); the wait before
@@ -123,11 +132,15 @@ class ApiClient {
   const Options options_;
   TokenBucket bucket_;
   std::atomic<bool> reachable_{true};
+  // Counts the server's returns (unreachable -> answered), for PauseUntilAnswered.
+  std::atomic<uint64_t> returns_{0};
+  std::atomic<int64_t> next_probe_ms_{0};
 
   mutable absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<CURL*> idle_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
+  absl::Time unreachable_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string token_ ABSL_GUARDED_BY(mu_);
   absl::Time token_read_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The current run of 429s: since when, how many, the last answer's text and when.
@@ -139,6 +152,14 @@ class ApiClient {
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
   std::uniform_real_distribution<double> jitter_ ABSL_GUARDED_BY(mu_){0.0, 1.0};
 };
+
+// A back-off of `d` on `mu` (held by the caller) that ends early when `*stopped` (guarded by
+// `mu`) or when the server answers again after an outage (any request's answer, or the probe
+// this sends every probe_interval while it waits). The reflectors and the write queue wait
+// here, so that they resume within about a second of the server's return, not at the end of a
+// back-off that grew to its cap (30 s) meanwhile. False when stopped.
+bool PauseUntilAnswered(ApiClient& client, absl::Mutex& mu, const bool* stopped, absl::Duration d)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
 // The store's status for an API response that is not a success: the code and reason of the
 // Kubernetes Status in the body, mapped as object_store.h documents (404 NotFound, 409

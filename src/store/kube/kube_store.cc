@@ -713,8 +713,9 @@ absl::StatusOr<std::optional<Object>> KubeStore::EnqueueLocked(QueuedWrite write
       break;
     }
   }
-  LogWarn("kube", "API server unreachable; write queued",
-          {{"object", write.key.ToString()}, {"queued", queue_.size() + 1}});
+  // The outage itself is logged once, by the client; each write is a debug line and a count.
+  LogDebug("kube", "API server unreachable; write queued",
+           {{"object", write.key.ToString()}, {"queued", queue_.size() + 1}});
   QueuedWritesCounter("queued").Increment();
   overlay_[write.key] = next;
   ++queued_per_key_[write.key];
@@ -747,6 +748,7 @@ void KubeStore::WriterLoop() {
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int attempt = 0;
+  int64_t applied_since_empty = 0;
   for (;;) {
     QueuedWrite write;
     {
@@ -766,8 +768,10 @@ void KubeStore::WriterLoop() {
       }
       absl::Duration wait =
           Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng));
+      // Queued writes go as soon as the server answers again, not at the end of a back-off
+      // that grew while it was away (20 s after a 30 s outage, before this waited there).
       absl::MutexLock lock(&queue_mu_);
-      if (queue_mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) return;
+      if (!PauseUntilAnswered(*client_, queue_mu_, &stopping_, wait)) return;
       continue;
     }
     attempt = 0;
@@ -779,8 +783,13 @@ void KubeStore::WriterLoop() {
     }
     if (s.ok()) {
       QueuedWritesCounter("applied").Increment();
-      LogInfo("kube", "queued write applied",
-              {{"object", write.key.ToString()}, {"remaining", queue_.size()}});
+      ++applied_since_empty;
+      LogDebug("kube", "queued write applied",
+               {{"object", write.key.ToString()}, {"remaining", queue_.size()}});
+      if (queue_.empty()) {
+        LogInfo("kube", "every queued write applied", {{"applied", applied_since_empty}});
+        applied_since_empty = 0;
+      }
     } else {
       QueuedWritesCounter("dropped").Increment();
       LogError("kube", "queued write refused by the API server; dropped",

@@ -147,9 +147,10 @@ bool Reflector::WaitForVersion(uint64_t resource_version, absl::Duration timeout
 }
 
 bool Reflector::Pause(absl::Duration d) {
+  // Ends early when the server answers again after an outage: the watch resumes then, not at
+  // the end of a back-off that grew to its cap while the server was away.
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
-  return !stopping_;
+  return PauseUntilAnswered(*options_.client, mu_, &stopping_, d);
 }
 
 std::string Reflector::ScopedPath() const {
@@ -351,8 +352,15 @@ Reflector::WatchEnd Reflector::WatchOnce() {
         status == 0 ? absl::UnavailableError(Cat("watch ", api.resource, ": no response"))
                     : StatusFromResponse({status, error_body}, Cat("watch ", api.resource));
     SetHealth(error);
-    LogWarn("kube", "watch refused",
-            {{"resource", api.resource}, {"scope", options_.scope.ToString()}, {"error", error}});
+    // 429 is the server putting it off (its cache is still filling after a restart, or API
+    // Priority and Fairness): retried like any refusal, and no cause for a warning.
+    if (status == 429) {
+      LogInfo("kube", "watch put off by the API server; retrying",
+              {{"resource", api.resource}, {"scope", options_.scope.ToString()}, {"error", error}});
+    } else {
+      LogWarn("kube", "watch refused",
+              {{"resource", api.resource}, {"scope", options_.scope.ToString()}, {"error", error}});
+    }
     return WatchEnd::kError;
   }
   return end;
