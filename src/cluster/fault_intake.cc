@@ -28,7 +28,7 @@ absl::StatusOr<std::map<std::string, std::string>> DataOf(const store::Object& c
       return absl::InvalidArgumentError(absl::StrCat("data key ", key, " is not a string"));
     }
     const auto& text = value.get_ref<const std::string&>();
-    total += key.size() + text.size();
+    total += text.size();  // the values, as the API server's 1 MiB limit counts them
     if (total > limits.max_data_bytes) {
       return absl::ResourceExhaustedError(
           absl::StrCat("data is larger than ", limits.max_data_bytes, " bytes"));

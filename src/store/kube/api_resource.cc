@@ -9,14 +9,14 @@ namespace {
 
 // The group/version/kind of every store resource: jobs-ranktable-diagnosis.md §1.1.
 constexpr std::array<ApiResource, 8> kApiResources = {{
-    {kConfigMaps, "", "v1", "ConfigMap", true, false, false},
-    {kPods, "", "v1", "Pod", true, true, false},
-    {kNodes, "", "v1", "Node", false, true, false},
-    {kEvents, "", "v1", "Event", true, false, false},
-    {kLeases, "coordination.k8s.io", "v1", "Lease", true, false, false},
-    {kPodGroups, "scheduling.volcano.sh", "v1beta1", "PodGroup", true, true, true},
-    {kJobs, "batch.volcano.sh", "v1alpha1", "Job", true, true, true},
-    {kAscendJobs, "mindxdl.gitee.com", "v1", "AscendJob", true, true, true},
+    {kConfigMaps, "", "v1", "ConfigMap", true, false, false, false},
+    {kPods, "", "v1", "Pod", true, true, false, false},
+    {kNodes, "", "v1", "Node", false, true, false, false},
+    {kEvents, "", "v1", "Event", true, false, false, false},
+    {kLeases, "coordination.k8s.io", "v1", "Lease", true, false, false, true},
+    {kPodGroups, "scheduling.volcano.sh", "v1beta1", "PodGroup", true, true, true, true},
+    {kJobs, "batch.volcano.sh", "v1alpha1", "Job", true, true, true, true},
+    {kAscendJobs, "mindxdl.gitee.com", "v1", "AscendJob", true, true, true, true},
 }};
 
 }  // namespace

@@ -16,9 +16,12 @@ struct ApiResource {
   bool namespaced;
   // Writes to the main resource keep the status; /status writes change only the status.
   bool status_subresource;
-  // A CustomResourceDefinition (Volcano, MindX DL): an update must carry a resourceVersion and
-  // strategic merge patches are not accepted.
+  // A CustomResourceDefinition (Volcano, MindX DL): strategic merge patches are not accepted.
   bool custom;
+  // The server refuses an update without a resourceVersion (422 "must be specified for an
+  // update"): custom resources and Leases (their strategies do not allow unconditional
+  // updates); ConfigMaps, Pods, Nodes and Events do.
+  bool update_needs_version;
 
   // "v1" or "group/version".
   std::string ApiVersion() const;

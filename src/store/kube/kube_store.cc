@@ -468,9 +468,9 @@ absl::StatusOr<Object> KubeStore::CreateOnline(const ApiResource& api, const Obj
 absl::StatusOr<Object> KubeStore::UpdateOnline(const ApiResource& api, const ObjectKey& key,
                                                Object object) {
   std::string wanted = ResourceVersionOf(object);
-  // Custom resources refuse an update without a resourceVersion: read, put, and on a conflict
-  // read again, which is what "unconditional" means.
-  bool emulate_unconditional = wanted.empty() && api.custom;
+  // Custom resources and Leases refuse an update without a resourceVersion: read, put, and on
+  // a conflict read again, which is what "unconditional" means.
+  bool emulate_unconditional = wanted.empty() && api.update_needs_version;
   absl::StatusOr<ApiClient::Response> response;
   for (int attempt = 0;; ++attempt) {
     if (emulate_unconditional) {
@@ -555,8 +555,17 @@ absl::Status KubeStore::DeleteOnline(const ApiResource& api, const ObjectKey& ke
     return StatusFromResponse(*response, Cat("delete ", key.ToString()));
   }
   std::string uid;
-  if (auto last = ParseJson(response->body, "delete", kMaxObjectBytes); last.ok()) {
-    if (last->is_object() && StringOr(*last, "kind", "") != "Status") uid = UidOf(*last);
+  // The server answers a Pod's delete with the object, any other's with a Status whose
+  // details carry the uid (without it, a name created again before the cache saw the delete
+  // made AwaitDeletion wait out its timeout).
+  if (auto last = ParseJson(response->body, "delete", kMaxObjectBytes);
+      last.ok() && last->is_object()) {
+    if (StringOr(*last, "kind", "") != "Status") {
+      uid = UidOf(*last);
+    } else if (auto details = last->find("details");
+               details != last->end() && details->is_object()) {
+      uid = StringOr(*details, "uid", "");
+    }
   }
   AwaitDeletion(key, uid);
   return absl::OkStatus();

@@ -103,6 +103,16 @@ TEST(FaultIntake, OversizedConfigMapIsRejected) {
   EXPECT_EQ(IntakeRejectionReason(intake.status()), "oversized");
 }
 
+// The API server keeps a ConfigMap of 1 MiB of values whatever its keys: so does the intake.
+TEST(FaultIntake, AConfigMapTheServerKeepsIsNotOversized) {
+  Json cm = SpecDeviceInfoCm();
+  size_t values = 0;
+  for (const auto& [key, value] : cm["data"].items()) values += value.get<std::string>().size();
+  cm["data"]["Padding"] = std::string((size_t{1} << 20) - values, 'x');
+  auto intake = DeviceIntakeFromConfigMap(cm);
+  EXPECT_TRUE(intake.ok()) << intake.status();
+}
+
 TEST(FaultIntake, SplitsOneFaultPerCodeWithPerCodeLevels) {
   NodeSpec spec;
   model::DeviceFault f = ChipFault("Ascend910-2", "SeparateNPU",
