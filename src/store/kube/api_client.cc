@@ -377,7 +377,9 @@ absl::Duration ApiClient::NoteThrottled(const Request& request, const Response& 
   bool first;
   {
     absl::MutexLock lock(&mu_);
-    first = !throttled_.load();
+    // A run that resumes within kThrottleMemory of the last 429 (a request slipped through
+    // between) is the same episode: it is neither logged nor counted from zero again.
+    first = !throttled_.load() && now - last_throttled_ > kThrottleMemory;
     if (first) {
       throttled_since_ = now;
       throttled_count_ = 0;
