@@ -417,7 +417,18 @@ int main(int argc, char** argv) {
   clusterd::server::HttpServer::Options http_options = http_flags.options;
   http_options.store = store->get();
   http_options.readiness = [s = store->get()] { return s->Ready(); };
-  http_options.readiness_notes = [&brain] { return brain.faults().ConfigurationNotes(); };
+  // Ready does not wait for the job registry to write every job's summary (faults reach a job
+  // from its pods at once; the summaries go at --job-reconcile-rate): the body says what is
+  // still being taken in.
+  http_options.readiness_notes = [&brain] {
+    std::vector<std::string> notes = brain.faults().ConfigurationNotes();
+    if (size_t pending = brain.jobs().PendingOperations(); pending > 0) {
+      notes.push_back(absl::StrCat("job registry: ", pending,
+                                   " jobs wait to be reconciled (their summaries are written at "
+                                   "--job-reconcile-rate; faults reach them meanwhile)"));
+    }
+    return notes;
+  };
   http_options.jobs = &brain.jobs();
   http_options.faults = &brain.faults();
   http_options.recovery = &brain.recovery();
