@@ -757,6 +757,7 @@ void KubeStore::WriterLoop() {
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int attempt = 0;
+  uint64_t returns_seen = client_->returns();  // as the reflectors' back-off (reflector.cc)
   int64_t applied_since_empty = 0;
   for (;;) {
     QueuedWrite write;
@@ -774,6 +775,10 @@ void KubeStore::WriterLoop() {
       if (!NotSent(s)) {
         absl::MutexLock lock(&queue_mu_);
         if (!queue_.empty()) queue_.front().attempted = true;
+      }
+      if (const uint64_t returns = client_->returns(); returns != returns_seen) {
+        returns_seen = returns;
+        attempt = 0;
       }
       absl::Duration wait =
           Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng));

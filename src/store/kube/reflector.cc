@@ -171,6 +171,16 @@ void Reflector::Run() {
   std::string_view resource = options_.api->resource;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int attempt = 0;
+  // A back-off that grew while the server was away starts again from the minimum once it is
+  // back: a refusal then (503 or 429 while it starts up) is a new episode, not the outage's.
+  uint64_t returns_seen = options_.client->returns();
+  auto backoff = [&] {
+    if (const uint64_t returns = options_.client->returns(); returns != returns_seen) {
+      returns_seen = returns;
+      attempt = 0;
+    }
+    return Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng_));
+  };
   bool need_list = true;
   std::string_view list_reason = "initial";
   for (;;) {
@@ -184,7 +194,7 @@ void Reflector::Run() {
         SetHealth(s);
         LogWarn("kube", "list failed; retrying",
                 {{"resource", resource}, {"scope", options_.scope.ToString()}, {"error", s}});
-        if (!Pause(Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng_)))) {
+        if (!Pause(backoff())) {
           return;
         }
         continue;
@@ -204,8 +214,7 @@ void Reflector::Run() {
         WatchEndCounter(resource, "timeout").Increment();
         if (options_.clock->Now() - started >= kMinHealthyWatch) {
           attempt = 0;
-        } else if (!Pause(Backoff(attempt++, options_.min_backoff, options_.max_backoff,
-                                  unit(rng_)))) {
+        } else if (!Pause(backoff())) {
           return;
         }
         break;
@@ -218,7 +227,7 @@ void Reflector::Run() {
         break;
       case WatchEnd::kError:
         WatchEndCounter(resource, "error").Increment();
-        if (!Pause(Backoff(attempt++, options_.min_backoff, options_.max_backoff, unit(rng_)))) {
+        if (!Pause(backoff())) {
           return;
         }
         break;
@@ -352,9 +361,10 @@ Reflector::WatchEnd Reflector::WatchOnce() {
         status == 0 ? absl::UnavailableError(Cat("watch ", api.resource, ": no response"))
                     : StatusFromResponse({status, error_body}, Cat("watch ", api.resource));
     SetHealth(error);
-    // 429 is the server putting it off (its cache is still filling after a restart, or API
-    // Priority and Fairness): retried like any refusal, and no cause for a warning.
-    if (status == 429) {
+    // 429 and 503 are the server putting it off (its cache still filling or its paths not yet
+    // installed after a restart, API Priority and Fairness): retried like any refusal, and no
+    // cause for a warning.
+    if (status == 429 || status == 503) {
       LogInfo("kube", "watch put off by the API server; retrying",
               {{"resource", api.resource}, {"scope", options_.scope.ToString()}, {"error", error}});
     } else {
