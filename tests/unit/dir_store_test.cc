@@ -620,22 +620,35 @@ TEST_F(DirStoreTest, StartUpAdoptsInMemoryAndRewritesTheFilesAfterwards) {
 // made by another program reaches a watch. It once ran on the watcher thread under the writers'
 // lock, 256 durable writes a pass: on disk a pass took seconds, and a changed device-info
 // waited for it (a first start of 20,000 nodes lost 17 of 40 faults).
+// Holds the first pass of the background rewrite of adopted files until `release`, once it has
+// begun (`in_pass`): Options() gives the store the hook.
+struct HeldPass {
+  absl::Notification in_pass;
+  absl::Notification release;
+  std::atomic<int> passes{0};
+
+  DirStore::Options Options() {
+    DirStore::Options options;
+    options.adoption_pass_hook = [this] {
+      if (passes.fetch_add(1) > 0) return;
+      in_pass.Notify();
+      release.WaitForNotification();
+    };
+    return options;
+  }
+};
+
 TEST_F(DirStoreTest, TheRewriteOfAdoptedFilesHoldsUpNeitherWritesNorTheWatcher) {
   store_.reset();
   for (int i = 0; i < 200; ++i) {
     WriteExternally(CmPath("default", "cm-" + std::to_string(i)), R"({"data": {"k": "v"}})");
   }
-  absl::Notification in_pass;
-  absl::Notification release;
-  std::atomic<int> passes{0};
-  DirStore::Options options;
-  options.adoption_pass_hook = [&] {
-    if (passes.fetch_add(1) > 0) return;
-    in_pass.Notify();
-    release.WaitForNotification();
-  };
-  store_ = Open(options);
+  HeldPass held;
+  absl::Cleanup close_store = [&] { store_.reset(); };  // before `held`, which its hook uses
+  store_ = Open(held.Options());
   ASSERT_NE(store_, nullptr);
+  absl::Notification& in_pass = held.in_pass;
+  absl::Notification& release = held.release;
   std::future<bool> written;  // declared before the cleanup: the pass is released first
   absl::Cleanup release_pass = [&] {
     if (!release.HasBeenNotified()) release.Notify();
@@ -670,17 +683,12 @@ TEST_F(DirStoreTest, TheRewriteOfAdoptedFilesNeverOverwritesAnOutsideChange) {
   for (int i = 0; i < 10; ++i) {  // one pass holds them all
     WriteExternally(CmPath("default", "cm-" + std::to_string(i)), R"({"data": {"k": "v"}})");
   }
-  absl::Notification in_pass;
-  absl::Notification release;
-  std::atomic<int> passes{0};
-  DirStore::Options options;
-  options.adoption_pass_hook = [&] {
-    if (passes.fetch_add(1) > 0) return;
-    in_pass.Notify();
-    release.WaitForNotification();
-  };
-  store_ = Open(options);
+  HeldPass held;
+  absl::Cleanup close_store = [&] { store_.reset(); };  // before `held`, which its hook uses
+  store_ = Open(held.Options());
   ASSERT_NE(store_, nullptr);
+  absl::Notification& in_pass = held.in_pass;
+  absl::Notification& release = held.release;
   absl::Cleanup release_pass = [&] {
     if (!release.HasBeenNotified()) release.Notify();
   };
